@@ -1,0 +1,56 @@
+/**
+ * The `catalog` command. Each subcommand lives in src/cli/<name>.ts and exports a default
+ * function taking its arguments and resolving to the exit code.
+ */
+import { ConfigError } from './config/config.ts';
+
+const commands: Record<string, { summary: string; load: () => Promise<{ default: (args: string[]) => Promise<number> }> }> = {
+  serve: { summary: 'run the whole service: migrations, API (REST + MCP) and projector in one process', load: () => import('./cli/serve.ts') },
+  api: { summary: 'run an API process only (REST + MCP), for scale-out behind a proxy', load: () => import('./cli/api.ts') },
+  projector: { summary: 'run the projector only (one active per database; others wait as standby)', load: () => import('./cli/projector.ts') },
+  migrate: { summary: 'apply pending database migrations', load: () => import('./cli/migrate.ts') },
+  import: { summary: 'import an NDJSON catalog file (or - for stdin)', load: () => import('./cli/import.ts') },
+  reindex: { summary: 'rebuild the projection and the search index from the write model', load: () => import('./cli/reindex.ts') },
+  'demo-data': { summary: 'write a deterministic demo catalog as NDJSON to stdout', load: () => import('./cli/demo-data.ts') },
+};
+
+function usage(): string {
+  const width = Math.max(...Object.keys(commands).map((c) => c.length));
+  return [
+    'usage: catalog <command> [options]',
+    '',
+    'commands:',
+    ...Object.entries(commands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
+    '',
+    "Run 'catalog <command> --help' for a command's options. Configuration comes from environment variables (see README).",
+  ].join('\n');
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    console.log(usage());
+    return name ? 0 : 2;
+  }
+  const command = commands[name];
+  if (!command) {
+    console.error(`catalog: unknown command '${name}'\n\n${usage()}`);
+    return 2;
+  }
+  const mod = await command.load();
+  return mod.default(rest);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    if (err instanceof ConfigError) {
+      console.error(`catalog: configuration error: ${err.message}`);
+    } else {
+      console.error(`catalog: ${(err as Error)?.stack ?? String(err)}`);
+    }
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,133 @@
+import { z } from 'zod';
+
+/**
+ * The whole configuration of a process, read once from the environment.
+ * Every variable is documented in the README's configuration table.
+ */
+const booleanFlag = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'], {
+    error: 'must be true or false',
+  })
+  .transform((v) => v === 'true' || v === '1' || v === 'yes' || v === 'on');
+
+const httpUrl = z
+  .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+  .transform((v) => v.replace(/\/+$/, ''));
+
+const postgresUrl = z
+  .string()
+  .regex(/^postgres(ql)?:\/\//, { error: 'must be a postgres:// or postgresql:// URL' });
+
+const redisUrl = z.string().regex(/^rediss?:\/\//, { error: 'must be a redis:// or rediss:// URL' });
+
+const positiveInt = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, { error: 'must be a whole number' })
+    .transform(Number)
+    .pipe(z.number().int().min(min, { error: `must be at least ${min}` }).max(max, { error: `must be at most ${max}` }));
+
+export const envSchema = z.object({
+  DATABASE_URL: postgresUrl.optional(),
+  DATA_DIR: z.string().min(1).default('.data'),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PORT: positiveInt(0, 65535).default(3000),
+  PUBLIC_URL: httpUrl.optional(),
+  SITE_URL: httpUrl.optional(),
+  MEILI_URL: httpUrl.optional(),
+  MEILI_KEY: z.string().min(1).optional(),
+  MEILI_INDEX: z.string().regex(/^[A-Za-z0-9_-]{1,400}$/, { error: 'must be letters, digits, - or _' }).default('products'),
+  REDIS_URL: redisUrl.optional(),
+  TRUST_PROXY: z
+    .string()
+    .default('false')
+    .transform((v, ctx) => {
+      const lower = v.toLowerCase();
+      if (['true', '1', 'yes', 'on'].includes(lower)) return true as const;
+      if (['false', '0', 'no', 'off', ''].includes(lower)) return false as const;
+      if (/^\d+$/.test(v)) return Number(v);
+      // a comma-separated list of addresses or CIDR ranges, as Fastify accepts
+      if (/^[0-9a-fA-F.:/, ]+$/.test(v)) return v.split(',').map((s) => s.trim()).filter(Boolean);
+      ctx.addIssue({ code: 'custom', message: 'must be true, false, a hop count, or a comma-separated list of addresses/CIDRs' });
+      return z.NEVER;
+    }),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  RATE_LIMIT_SEARCH_PER_MIN: positiveInt(1, 10_000_000).default(30),
+  RATE_LIMIT_OTHER_PER_MIN: positiveInt(1, 10_000_000).default(60),
+  CACHE_MAX_ENTRIES: positiveInt(0, 10_000_000).default(5000),
+  CACHE_MAX_AGE_SECONDS: positiveInt(0, 300).default(300),
+  MCP_ALLOWED_ORIGINS: z.string().default(''),
+  READY_MAX_LAG_SECONDS: positiveInt(1, 86_400).default(30),
+  PROJECTOR_BATCH_SIZE: positiveInt(1, 100_000).default(500),
+  PROJECTOR_POLL_MS: positiveInt(50, 60_000).default(1000),
+  DEMO_COUNT: positiveInt(0, 1_000_000).default(2000),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+export interface Config {
+  readonly databaseUrl: string | undefined;
+  readonly dataDir: string;
+  readonly host: string;
+  readonly port: number;
+  /** The service's public origin, without a trailing slash. */
+  readonly publicUrl: string;
+  /** The directory site's origin for listing and category `url`s. */
+  readonly siteUrl: string;
+  readonly meili: { readonly url: string; readonly key: string | undefined; readonly index: string } | undefined;
+  readonly redisUrl: string | undefined;
+  readonly trustProxy: boolean | number | string[];
+  readonly logLevel: Env['LOG_LEVEL'];
+  readonly rateLimits: { readonly searchPerMinute: number; readonly otherPerMinute: number };
+  readonly cache: { readonly maxEntries: number; readonly maxAgeSeconds: number };
+  readonly mcpAllowedOrigins: readonly string[];
+  readonly readyMaxLagSeconds: number;
+  readonly projector: { readonly batchSize: number; readonly pollMs: number };
+  readonly demoCount: number;
+}
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Parses the environment. On a bad value throws a ConfigError whose message is one line per
+ * problem, each naming the variable: `PORT: must be a whole number`.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Record<keyof Env, string>> = {}): Config {
+  const raw: Record<string, string | undefined> = {};
+  for (const key of Object.keys(envSchema.shape)) {
+    const value = overrides[key as keyof Env] ?? env[key];
+    // An empty variable counts as unset, as shells and compose files often leave them empty.
+    raw[key] = value === '' ? undefined : value;
+  }
+  const parsed = envSchema.safeParse(raw);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'environment'}: ${issue.message}`);
+    throw new ConfigError(lines.join('\n'));
+  }
+  const e = parsed.data;
+  const publicUrl = e.PUBLIC_URL ?? `http://${e.HOST.includes(':') ? `[${e.HOST}]` : e.HOST === '0.0.0.0' ? 'localhost' : e.HOST}:${e.PORT}`;
+  const config: Config = {
+    databaseUrl: e.DATABASE_URL,
+    dataDir: e.DATA_DIR,
+    host: e.HOST,
+    port: e.PORT,
+    publicUrl,
+    siteUrl: e.SITE_URL ?? publicUrl,
+    meili: e.MEILI_URL ? { url: e.MEILI_URL, key: e.MEILI_KEY, index: e.MEILI_INDEX } : undefined,
+    redisUrl: e.REDIS_URL,
+    trustProxy: e.TRUST_PROXY,
+    logLevel: e.LOG_LEVEL,
+    rateLimits: { searchPerMinute: e.RATE_LIMIT_SEARCH_PER_MIN, otherPerMinute: e.RATE_LIMIT_OTHER_PER_MIN },
+    cache: { maxEntries: e.CACHE_MAX_ENTRIES, maxAgeSeconds: e.CACHE_MAX_AGE_SECONDS },
+    mcpAllowedOrigins: e.MCP_ALLOWED_ORIGINS.split(',').map((s) => s.trim().replace(/\/+$/, '')).filter(Boolean),
+    readyMaxLagSeconds: e.READY_MAX_LAG_SECONDS,
+    projector: { batchSize: e.PROJECTOR_BATCH_SIZE, pollMs: e.PROJECTOR_POLL_MS },
+    demoCount: e.DEMO_COUNT,
+  };
+  return Object.freeze(config);
+}

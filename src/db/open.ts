@@ -1,0 +1,17 @@
+import type { Config } from '../config/config.ts';
+import { startEmbeddedPostgres } from './embedded.ts';
+
+export interface OpenedDatabase {
+  readonly connectionString: string;
+  readonly embedded: boolean;
+  close(): Promise<void>;
+}
+
+/** DATABASE_URL when configured, else the embedded PostgreSQL under the data folder. */
+export async function openDatabase(config: Config, log: (line: string) => void = () => undefined): Promise<OpenedDatabase> {
+  if (config.databaseUrl) {
+    return { connectionString: config.databaseUrl, embedded: false, close: async () => undefined };
+  }
+  const db = await startEmbeddedPostgres(config.dataDir, { log });
+  return { connectionString: db.connectionString, embedded: true, close: () => db.stop() };
+}
