@@ -1,0 +1,42 @@
+import closeWithGrace from 'close-with-grace';
+import pino from 'pino';
+import { startService } from '../service.ts';
+import { configFromArgs, parseCommandArgs } from './common.ts';
+
+/** Starts the service, prints where it listens, and stops it cleanly on SIGINT/SIGTERM. */
+export async function runService(args: string[], help: string, opts: { projector: boolean; demoFlag: boolean }): Promise<number> {
+  const parsed = parseCommandArgs(
+    args,
+    {
+      'data-dir': { type: 'string' },
+      ...(opts.demoFlag ? { 'no-demo': { type: 'boolean' as const } } : {}),
+    },
+    help,
+  );
+  if ('exitCode' in parsed) return parsed.exitCode;
+  const config = configFromArgs(parsed.values);
+  const logger = pino({ level: config.logLevel });
+  const service = await startService(config, {
+    projector: opts.projector,
+    demo: opts.demoFlag && !(parsed.values as Record<string, unknown>)['no-demo'],
+    logger,
+  });
+  const base = config.publicUrl;
+  const lines = [
+    `catalog ${opts.projector ? 'service' : 'API'} listening on ${service.url}`,
+    `  REST API      ${base}/api/v1  (e.g. ${base}/api/v1/search?q=design)`,
+    `  API reference ${base}/api/v1/docs`,
+    `  MCP endpoint  ${base}/api/mcp`,
+    `  ${service.mirror.size} live listings; database ${config.databaseUrl ? 'from DATABASE_URL' : `embedded, data in ${config.dataDir}`}`,
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+
+  return new Promise<number>((resolve) => {
+    closeWithGrace({ delay: 15_000, logger: false }, async ({ signal, err }) => {
+      if (err) logger.error({ err }, 'stopping after an unexpected error');
+      else logger.info({ signal }, 'stopping');
+      await service.close();
+      resolve(err ? 1 : 0);
+    });
+  });
+}

@@ -1,0 +1,12 @@
+import { runService } from './run-service.ts';
+
+const HELP = `usage: catalog serve [--no-demo] [--data-dir DIR]
+
+Runs the whole service in one process: applies migrations, imports a demo catalog into an empty
+database (unless --no-demo), runs the projector, and serves the REST API (/api/v1) and the MCP
+endpoint (/api/mcp). Without DATABASE_URL it starts an embedded PostgreSQL with its data in
+DIR (default ./.data, or DATA_DIR). Stops cleanly on SIGINT/SIGTERM.`;
+
+export default function serve(args: string[]): Promise<number> {
+  return runService(args, HELP, { projector: true, demoFlag: true });
+}

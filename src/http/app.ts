@@ -1,0 +1,45 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { Config } from '../config/config.ts';
+import type { ReadService } from '../read/read-service.ts';
+import { registerMcp } from '../mcp/route.ts';
+import { registerOperations, type Readiness } from './operations.ts';
+import type { Metrics } from './metrics.ts';
+import type { RateLimits } from './rate-limit.ts';
+import { registerRest } from './rest.ts';
+
+export interface AppDeps {
+  config: Config;
+  read: ReadService;
+  rateLimits: RateLimits;
+  metrics: Metrics;
+  readiness: Readiness;
+  /** The process logger; request logs carry request ids. Omitted: no request logging. */
+  logger?: Logger;
+}
+
+/**
+ * The HTTP application: infrastructure first (errors, CORS, caching, rate limits), then the
+ * REST routes under /api/v1, the MCP endpoint at /api/mcp and the operations endpoints.
+ * server.ts only listens; tests call app.inject or listen on port 0.
+ */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    ...(deps.logger ? { loggerInstance: deps.logger as FastifyBaseLogger } : { logger: false }),
+    // Fastify accepts a hop count too, though its type omits it.
+    trustProxy: deps.config.trustProxy as boolean | string[],
+    requestIdHeader: 'x-request-id',
+    genReqId: () => randomUUID(),
+    // Query strings: parameters given twice arrive as arrays and are rejected by validation.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
+    bodyLimit: 1024 * 1024,
+    connectionTimeout: 30_000,
+    keepAliveTimeout: 72_000,
+    requestTimeout: 30_000,
+  });
+  await registerRest(app, deps);
+  await registerMcp(app, deps);
+  await registerOperations(app, deps);
+  return app;
+}

@@ -1,0 +1,115 @@
+import { Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+
+/**
+ * Per-IP request budgets (spec section 8): searches and other calls are separate buckets of
+ * a one-minute window. With REDIS_URL every API process shares one budget; if Redis goes away,
+ * requests keep being served and limited in this process's memory until it comes back.
+ */
+export type Bucket = 'search' | 'other';
+
+export interface RateDecision {
+  readonly allowed: boolean;
+  readonly bucket: Bucket;
+  readonly limit: number;
+  readonly remaining: number;
+  /** Seconds until the window ends (at least 1). */
+  readonly resetSeconds: number;
+}
+
+export interface RateLimits {
+  consume(bucket: Bucket, ip: string): Promise<RateDecision>;
+  readonly windowSeconds: number;
+  /** Counts of refused calls since start, per bucket. */
+  readonly rejections: Record<Bucket, number>;
+  close(): Promise<void>;
+}
+
+export interface RateLimitOptions {
+  searchPerMinute: number;
+  otherPerMinute: number;
+  redisUrl?: string | undefined;
+  /** Key prefix in Redis, so several deployments may share a server. */
+  keyPrefix?: string;
+  onRedisError?: (err: unknown) => void;
+}
+
+const WINDOW_SECONDS = 60;
+
+export function createRateLimits(opts: RateLimitOptions): RateLimits {
+  const prefix = opts.keyPrefix ?? 'catalog:rl';
+  let redis: Redis | undefined;
+  if (opts.redisUrl) {
+    redis = new Redis(opts.redisUrl, {
+      // Fail fast while disconnected so the in-memory insurance limiter answers at once.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      connectTimeout: 2000,
+      commandTimeout: 500,
+      retryStrategy: (times) => Math.min(times * 200, 5000),
+      lazyConnect: false,
+    });
+    redis.on('error', (err) => opts.onRedisError?.(err));
+  }
+
+  const make = (bucket: Bucket, points: number): RateLimiterAbstract => {
+    const memory = new RateLimiterMemory({ points, duration: WINDOW_SECONDS, keyPrefix: `${prefix}:${bucket}` });
+    if (!redis) return memory;
+    return new RateLimiterRedis({
+      storeClient: redis,
+      points,
+      duration: WINDOW_SECONDS,
+      keyPrefix: `${prefix}:${bucket}`,
+      insuranceLimiter: memory,
+    });
+  };
+
+  const limiters: Record<Bucket, { limiter: RateLimiterAbstract; points: number }> = {
+    search: { limiter: make('search', opts.searchPerMinute), points: opts.searchPerMinute },
+    other: { limiter: make('other', opts.otherPerMinute), points: opts.otherPerMinute },
+  };
+  const rejections: Record<Bucket, number> = { search: 0, other: 0 };
+
+  return {
+    windowSeconds: WINDOW_SECONDS,
+    rejections,
+    async consume(bucket, ip) {
+      const { limiter, points } = limiters[bucket];
+      try {
+        const res = await limiter.consume(ip, 1);
+        return {
+          allowed: true,
+          bucket,
+          limit: points,
+          remaining: Math.max(0, res.remainingPoints),
+          resetSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)),
+        };
+      } catch (err) {
+        if (err instanceof RateLimiterRes) {
+          rejections[bucket]++;
+          return { allowed: false, bucket, limit: points, remaining: 0, resetSeconds: Math.max(1, Math.ceil(err.msBeforeNext / 1000)) };
+        }
+        throw err;
+      }
+    },
+    async close() {
+      if (redis) {
+        redis.disconnect();
+      }
+    },
+  };
+}
+
+/** Headers describing a decision: legacy X-RateLimit-*, the IETF draft fields, Retry-After on refusal. */
+export function rateLimitHeaders(d: RateDecision, nowMs = Date.now()): Record<string, string> {
+  const headers: Record<string, string> = {
+    'x-ratelimit-limit': String(d.limit),
+    'x-ratelimit-remaining': String(d.remaining),
+    // Unix time (seconds) at which the window ends.
+    'x-ratelimit-reset': String(Math.ceil(nowMs / 1000) + d.resetSeconds),
+    'ratelimit-policy': `"${d.bucket}";q=${d.limit};w=${WINDOW_SECONDS}`,
+    ratelimit: `"${d.bucket}";r=${d.remaining};t=${d.resetSeconds}`,
+  };
+  if (!d.allowed) headers['retry-after'] = String(d.resetSeconds);
+  return headers;
+}

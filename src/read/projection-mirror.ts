@@ -1,0 +1,264 @@
+import { createListener, type Subscriber } from '../db/listen.ts';
+import type { Pool, PoolClient } from '../db/pool.ts';
+import type { SearchDocument, SearchIndex } from '../search/port.ts';
+
+/**
+ * This process's copy of the projection: every live product's stored JSON, indexed by id and
+ * slug, and the category list. Loaded from `projection.*` at start and kept current from
+ * `projection_changed` notifications, with a poll as the guarantee (NOTIFY only nudges).
+ *
+ * When the search index is the embedded engine, the mirror feeds it the same changes, so
+ * search and fetch-by-slug move together. With Meilisearch the projector feeds the index.
+ */
+export interface MirroredProduct {
+  readonly id: string;
+  readonly slug: string;
+  /** The public Product, serialized once by the projector. */
+  readonly doc: string;
+  /** Strong ETag of doc, computed on first use. */
+  etag?: string;
+}
+
+export interface ProjectionMirror {
+  /** Projection version this process reflects. */
+  readonly version: number;
+  /** When the mirror last confirmed it is current (ms since epoch). */
+  readonly checkedAt: number;
+  readonly size: number;
+  productById(id: string): MirroredProduct | undefined;
+  productBySlug(slug: string): MirroredProduct | undefined;
+  /** The category list envelope as served: `{"categories":[...]}`. */
+  readonly categoriesBody: string;
+  /** Called after each applied change, with the new version. */
+  onChange(listener: (version: number) => void): () => void;
+  /** Applies any change the projection has that this process lacks. */
+  refresh(): Promise<void>;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+interface ProductRow {
+  id: string;
+  slug: string;
+  doc: string;
+  name: string;
+  punchline: string;
+  description_text: string;
+  category: string | null;
+  labels: string[];
+  tags: string[];
+  listed_at: Date | null;
+}
+
+const PRODUCT_COLUMNS = 'id, slug, doc, name, punchline, description_text, category, labels, tags, listed_at';
+const LOAD_BATCH = 5000;
+
+function searchDocument(row: ProductRow): SearchDocument {
+  return {
+    id: row.id,
+    name: row.name,
+    punchline: row.punchline,
+    description_text: row.description_text,
+    category: row.category,
+    labels: row.labels,
+    tags: row.tags,
+    listed_at: row.listed_at ? row.listed_at.getTime() : null,
+  };
+}
+
+export interface ProjectionMirrorOptions {
+  pool: Pool;
+  connectionString: string;
+  /** The embedded engine to keep current; undefined when an external index is used. */
+  embeddedIndex?: SearchIndex;
+  pollMs?: number;
+  log?: { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
+}
+
+export function createProjectionMirror(opts: ProjectionMirrorOptions): ProjectionMirror {
+  const { pool, embeddedIndex } = opts;
+  const pollMs = opts.pollMs ?? 1000;
+  let byId = new Map<string, MirroredProduct>();
+  let bySlug = new Map<string, MirroredProduct>();
+  let version = -1;
+  let checkedAt = 0;
+  let categoriesBody = '{"categories":[]}';
+  const listeners = new Set<(version: number) => void>();
+  let subscriber: Subscriber | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let again = false;
+  let stopped = false;
+
+  async function readCategories(client: PoolClient): Promise<string> {
+    const { rows } = await client.query<{ doc: string }>('SELECT doc FROM projection.category_counts ORDER BY lower(name) COLLATE "C", slug');
+    return `{"categories":[${rows.map((r) => r.doc).join(',')}]}`;
+  }
+
+  async function* readAll(client: PoolClient): AsyncGenerator<ProductRow[]> {
+    let after = '00000000-0000-0000-0000-000000000000';
+    for (;;) {
+      const { rows } = await client.query<ProductRow>(
+        `SELECT ${PRODUCT_COLUMNS} FROM projection.products WHERE id > $1 ORDER BY id LIMIT ${LOAD_BATCH}`,
+        [after],
+      );
+      if (rows.length === 0) return;
+      yield rows;
+      after = rows[rows.length - 1]!.id;
+      if (rows.length < LOAD_BATCH) return;
+    }
+  }
+
+  /** Reads the whole projection at one snapshot and swaps it in. */
+  async function fullLoad(client: PoolClient, target: number): Promise<void> {
+    const nextById = new Map<string, MirroredProduct>();
+    const nextBySlug = new Map<string, MirroredProduct>();
+    const batches: SearchDocument[][] = [];
+    for await (const rows of readAll(client)) {
+      const docs: SearchDocument[] = [];
+      for (const row of rows) {
+        const entry: MirroredProduct = { id: row.id, slug: row.slug, doc: row.doc };
+        nextById.set(row.id, entry);
+        nextBySlug.set(row.slug, entry);
+        if (embeddedIndex) docs.push(searchDocument(row));
+      }
+      if (embeddedIndex) batches.push(docs);
+    }
+    const categories = await readCategories(client);
+    if (embeddedIndex) {
+      await embeddedIndex.replaceAll(
+        (async function* () {
+          yield* batches;
+        })(),
+      );
+    }
+    byId = nextById;
+    bySlug = nextBySlug;
+    categoriesBody = categories;
+    version = target;
+  }
+
+  async function applyDelta(client: PoolClient, from: number, target: number): Promise<void> {
+    const removed = await client.query<{ id: string }>('SELECT id FROM projection.removed WHERE version > $1', [from]);
+    const changed = await client.query<ProductRow>(`SELECT ${PRODUCT_COLUMNS} FROM projection.products WHERE version > $1`, [from]);
+    const categories = await readCategories(client);
+    const removedIds = removed.rows.map((r) => r.id).filter((id) => byId.has(id));
+    if (embeddedIndex) {
+      if (removedIds.length) await embeddedIndex.remove(removedIds);
+      if (changed.rows.length) await embeddedIndex.upsert(changed.rows.map(searchDocument));
+    }
+    for (const id of removedIds) {
+      const old = byId.get(id);
+      if (old) {
+        byId.delete(id);
+        if (bySlug.get(old.slug) === old) bySlug.delete(old.slug);
+      }
+    }
+    for (const row of changed.rows) {
+      const old = byId.get(row.id);
+      if (old && bySlug.get(old.slug) === old) bySlug.delete(old.slug);
+      const entry: MirroredProduct = { id: row.id, slug: row.slug, doc: row.doc };
+      byId.set(row.id, entry);
+      bySlug.set(row.slug, entry);
+    }
+    categoriesBody = categories;
+    version = target;
+  }
+
+  async function sync(): Promise<void> {
+    const client = await pool.connect();
+    let changedTo: number | undefined;
+    try {
+      // One snapshot for the version and the rows, so they agree.
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const { rows } = await client.query<{ version: number; oldest_version: number }>(
+        'SELECT version, oldest_version FROM projection.state',
+      );
+      const state = rows[0] ?? { version: 0, oldest_version: 0 };
+      if (state.version !== version) {
+        if (version < 0 || version < state.oldest_version || state.version < version) {
+          await fullLoad(client, state.version);
+        } else {
+          await applyDelta(client, version, state.version);
+        }
+        changedTo = state.version;
+      }
+      await client.query('COMMIT');
+      checkedAt = Date.now();
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+    if (changedTo !== undefined) for (const l of listeners) l(changedTo);
+  }
+
+  /** Coalesces concurrent triggers (notify + poll) into at most one running and one queued sync. */
+  function refresh(): Promise<void> {
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      try {
+        do {
+          again = false;
+          await sync();
+        } while (again && !stopped);
+      } finally {
+        running = undefined;
+      }
+    })();
+    return running;
+  }
+
+  function refreshQuietly(): void {
+    refresh().catch((err: unknown) => opts.log?.warn({ err }, 'projection mirror refresh failed; retrying on the next poll'));
+  }
+
+  return {
+    get version() {
+      return version;
+    },
+    get checkedAt() {
+      return checkedAt;
+    },
+    get size() {
+      return byId.size;
+    },
+    get categoriesBody() {
+      return categoriesBody;
+    },
+    productById: (id) => byId.get(id),
+    productBySlug: (slug) => bySlug.get(slug),
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    refresh,
+    async start() {
+      await refresh();
+      const listener = createListener(opts.connectionString);
+      subscriber = listener;
+      listener.events.on('error', (err: unknown) => opts.log?.warn({ err }, 'projection_changed listener failed'));
+      listener.events.on('reconnect', () => refreshQuietly());
+      listener.notifications.on('projection_changed', () => refreshQuietly());
+      try {
+        await listener.connect();
+        await listener.listenTo('projection_changed');
+      } catch (err) {
+        // The poll below still keeps the mirror current; the listener keeps retrying.
+        opts.log?.warn({ err }, 'could not listen for projection_changed; polling only');
+      }
+      timer = setInterval(refreshQuietly, pollMs);
+      timer.unref();
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearInterval(timer);
+      await subscriber?.close().catch(() => undefined);
+      await running?.catch(() => undefined);
+    },
+  };
+}

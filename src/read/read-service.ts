@@ -1,0 +1,132 @@
+import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import { notFound } from '../contract/errors.ts';
+import type { SearchQuery } from '../contract/schemas.ts';
+import type { SearchIndex } from '../search/port.ts';
+import type { ProjectionMirror } from './projection-mirror.ts';
+
+/**
+ * The read side used by REST and MCP alike: search, product by slug, categories. It reads only
+ * the projection (through this process's mirror) and the search index. Answers are JSON text
+ * assembled from the stored product documents, never re-serialized per request.
+ */
+export interface ReadBody {
+  /** The JSON body as served. */
+  readonly body: string;
+  /** Strong ETag of body (quoted). */
+  readonly etag: string;
+}
+
+export interface ReadService {
+  search(query: SearchQuery): Promise<ReadBody>;
+  /** Throws a NOT_FOUND CatalogError when no live listing has the slug. */
+  product(slug: string): ReadBody;
+  categories(): ReadBody;
+  /** Projection version the answers reflect. */
+  readonly version: number;
+  /** Response cache counters since start. */
+  readonly cacheStats: { hits: number; misses: number };
+}
+
+export function etagOf(body: string): string {
+  return `"${createHash('sha1').update(body).digest('base64url')}"`;
+}
+
+/** One cache key per distinct answer: parameters in a fixed order, q normalized as search does. */
+export function searchCacheKey(query: SearchQuery): string {
+  const q = query.q === undefined ? '' : query.q.normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim();
+  return `${q}\u0000${query.category ?? ''}\u0000${query.label ?? ''}\u0000${query.tag ?? ''}\u0000${query.page}\u0000${query.limit}`;
+}
+
+export interface ReadServiceOptions {
+  mirror: ProjectionMirror;
+  index: SearchIndex;
+  cacheMaxEntries?: number;
+  /** Upper bound on the bytes of cached bodies. */
+  cacheMaxBytes?: number;
+}
+
+export function createReadService(opts: ReadServiceOptions): ReadService {
+  const { mirror, index } = opts;
+  const stats = { hits: 0, misses: 0 };
+  const maxEntries = opts.cacheMaxEntries ?? 5000;
+  const cache =
+    maxEntries > 0
+      ? new LRUCache<string, ReadBody>({
+          max: maxEntries,
+          maxSize: opts.cacheMaxBytes ?? 64 * 1024 * 1024,
+          sizeCalculation: (v) => v.body.length + 64,
+        })
+      : undefined;
+  // Searches in flight, so a burst of identical misses computes once.
+  const pending = new Map<string, Promise<ReadBody>>();
+  let categories: ReadBody | undefined;
+  let cachedAt = mirror.version;
+
+  // A projection change makes every cached answer possibly stale: drop them all.
+  mirror.onChange((version) => {
+    cache?.clear();
+    pending.clear();
+    categories = undefined;
+    cachedAt = version;
+  });
+
+  async function computeSearch(query: SearchQuery): Promise<ReadBody> {
+    const hits = await index.search({
+      ...(query.q !== undefined && { q: query.q }),
+      ...(query.category !== undefined && { category: query.category }),
+      ...(query.label !== undefined && { label: query.label }),
+      ...(query.tag !== undefined && { tag: query.tag }),
+      offset: (query.page - 1) * query.limit,
+      limit: query.limit,
+    });
+    const docs: string[] = [];
+    for (const id of hits.ids) {
+      // An external index may briefly hold an id this process has already dropped.
+      const p = mirror.productById(id);
+      if (p) docs.push(p.doc);
+    }
+    const body = `{"products":[${docs.join(',')}],"total":${hits.total},"page":${query.page},"limit":${query.limit}}`;
+    return { body, etag: etagOf(body) };
+  }
+
+  return {
+    get version() {
+      return mirror.version;
+    },
+    get cacheStats() {
+      return { ...stats };
+    },
+    async search(query) {
+      const key = searchCacheKey(query);
+      const hit = cache?.get(key);
+      if (hit) {
+        stats.hits++;
+        return hit;
+      }
+      stats.misses++;
+      const inFlight = pending.get(key);
+      if (inFlight) return inFlight;
+      const version = cachedAt;
+      const promise = computeSearch(query).finally(() => pending.delete(key));
+      pending.set(key, promise);
+      const result = await promise;
+      // Only cache an answer computed against the version still current.
+      if (version === cachedAt) cache?.set(key, result);
+      return result;
+    },
+    product(slug) {
+      const p = mirror.productBySlug(slug);
+      if (!p) throw notFound(slug);
+      p.etag ??= etagOf(p.doc);
+      return { body: p.doc, etag: p.etag };
+    },
+    categories() {
+      if (!categories) {
+        const body = mirror.categoriesBody;
+        categories = { body, etag: etagOf(body) };
+      }
+      return categories;
+    },
+  };
+}

@@ -1,0 +1,154 @@
+import type { FastifyInstance } from 'fastify';
+import pino, { type Logger } from 'pino';
+import { createProjector, projectionLag, type Projector } from '../projector/projector.ts';
+import { demoCatalogLines } from './catalog/demo-data.ts';
+import { importCatalog, isCatalogEmpty } from './catalog/import-catalog.ts';
+import type { Config } from './config/config.ts';
+import { migrate } from './db/migrate.ts';
+import { openDatabase, type OpenedDatabase } from './db/open.ts';
+import { createPool, type Pool } from './db/pool.ts';
+import { buildApp } from './http/app.ts';
+import { createMetrics } from './http/metrics.ts';
+import type { Readiness } from './http/operations.ts';
+import { createRateLimits, type RateLimits } from './http/rate-limit.ts';
+import { createProjectionMirror, type ProjectionMirror } from './read/projection-mirror.ts';
+import { createReadService, type ReadService } from './read/read-service.ts';
+import { createSearchIndex } from './search/index.ts';
+import type { SearchIndex } from './search/port.ts';
+
+/**
+ * One running service: the composition root used by `catalog serve` (projector included) and
+ * `catalog api` (reads only), and by whole-stack tests.
+ */
+export interface RunningService {
+  readonly app: FastifyInstance;
+  /** The address it listens on, e.g. http://127.0.0.1:3000 */
+  readonly url: string;
+  readonly config: Config;
+  readonly pool: Pool;
+  readonly connectionString: string;
+  readonly read: ReadService;
+  readonly mirror: ProjectionMirror;
+  readonly projector: Projector | undefined;
+  readonly logger: Logger;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Run the projector in this process (serve) or not (api). */
+  projector: boolean;
+  /** Import the demo catalog when the database holds no catalog yet. */
+  demo: boolean;
+  /** Listen; false for tests that only use app.inject. */
+  listen?: boolean;
+  /** Use this logger instead of one built from the configuration. */
+  logger?: Logger;
+  /** A database opened by the caller; closed by close() only when opened here. */
+  database?: OpenedDatabase;
+}
+
+export async function startService(config: Config, opts: StartOptions): Promise<RunningService> {
+  const logger = opts.logger ?? pino({ level: config.logLevel });
+  const cleanups: Array<() => Promise<unknown>> = [];
+  const close = async () => {
+    for (const fn of cleanups.reverse()) {
+      await fn().catch((err: unknown) => logger.error({ err }, 'shutdown step failed'));
+    }
+    cleanups.length = 0;
+  };
+  try {
+    const database = opts.database ?? (await openDatabase(config, (line) => logger.info(line)));
+    if (!opts.database) cleanups.push(() => database.close());
+    await migrate(database.connectionString, { log: (line) => logger.info(line) });
+
+    const pool = createPool(database.connectionString, { max: 10, applicationName: opts.projector ? 'catalog serve' : 'catalog api' });
+    cleanups.push(() => pool.end());
+
+    if (opts.demo && (await isCatalogEmpty(pool))) {
+      const started = Date.now();
+      const result = await importCatalog(pool, demoCatalogLines({ count: config.demoCount, seed: 1 }));
+      if (result.errors.length > 0) throw new Error(`demo catalog failed to import: ${result.errors[0]}`);
+      logger.info({ listings: result.listings, categories: result.categories, ms: Date.now() - started }, 'imported the demo catalog into the empty database');
+    }
+
+    const searchIndex: SearchIndex = createSearchIndex(config);
+    cleanups.push(() => searchIndex.close());
+    const external = searchIndex.kind !== 'embedded';
+
+    let projector: Projector | undefined;
+    if (opts.projector) {
+      projector = createProjector({
+        connectionString: database.connectionString,
+        siteUrl: config.siteUrl,
+        ...(external && { searchIndex }),
+        batchSize: config.projector.batchSize,
+        pollMs: config.projector.pollMs,
+        log: logger.child({ component: 'projector' }),
+      });
+      await projector.start();
+      cleanups.push(() => projector!.stop());
+      // Serve a caught-up catalog from the first request on (a fresh demo import included).
+      if (projector.isLeader) await projector.catchUp();
+    }
+
+    const mirror = createProjectionMirror({
+      pool,
+      connectionString: database.connectionString,
+      ...(!external && { embeddedIndex: searchIndex }),
+      log: logger.child({ component: 'mirror' }),
+    });
+    await mirror.start();
+    cleanups.push(() => mirror.stop());
+
+    const read = createReadService({ mirror, index: searchIndex, cacheMaxEntries: config.cache.maxEntries });
+    const rateLimits: RateLimits = createRateLimits({
+      searchPerMinute: config.rateLimits.searchPerMinute,
+      otherPerMinute: config.rateLimits.otherPerMinute,
+      redisUrl: config.redisUrl,
+      onRedisError: (err) => logger.warn({ err }, 'rate-limit store unreachable; limiting in memory'),
+    });
+    cleanups.push(() => rateLimits.close());
+
+    const readiness: Readiness = {
+      async check() {
+        const checks: Record<string, { ok: boolean; detail?: string }> = {};
+        try {
+          await pool.query('SELECT 1');
+          checks.database = { ok: true };
+        } catch (err) {
+          checks.database = { ok: false, detail: (err as Error).message };
+        }
+        const mirrorAge = (Date.now() - mirror.checkedAt) / 1000;
+        checks.projection_mirror = {
+          ok: mirrorAge <= config.readyMaxLagSeconds,
+          detail: `version ${mirror.version}, ${mirror.size} live listings, checked ${mirrorAge.toFixed(1)} s ago`,
+        };
+        if (checks.database.ok) {
+          try {
+            const lag = await projectionLag(pool);
+            checks.projector = {
+              ok: lag.oldestUnprojectedAgeSeconds <= config.readyMaxLagSeconds,
+              detail: `${lag.unprojectedRows} changes waiting, oldest ${lag.oldestUnprojectedAgeSeconds.toFixed(1)} s`,
+            };
+          } catch (err) {
+            checks.projector = { ok: false, detail: (err as Error).message };
+          }
+        }
+        return { ready: Object.values(checks).every((c) => c.ok), checks };
+      },
+    };
+
+    const metrics = createMetrics({ read, rateLimits, mirror, lag: () => projectionLag(pool) });
+    const app = await buildApp({ config, read, rateLimits, metrics, readiness, logger: logger.child({ component: 'http' }) });
+    cleanups.push(() => app.close());
+
+    let url = config.publicUrl;
+    if (opts.listen !== false) {
+      url = await app.listen({ host: config.host, port: config.port });
+    }
+    return { app, url, config, pool, connectionString: database.connectionString, read, mirror, projector, logger, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
