@@ -21,7 +21,8 @@ export async function runService(args: string[], help: string, opts: { projector
     demo: opts.demoFlag && !(parsed.values as Record<string, unknown>)['no-demo'],
     logger,
   });
-  const base = config.publicUrl;
+  // With PORT=0 the configured origin names no real port: show the address actually bound.
+  const base = config.port === 0 ? service.url : config.publicUrl;
   const lines = [
     `catalog ${opts.projector ? 'service' : 'API'} listening on ${service.url}`,
     `  REST API      ${base}/api/v1  (e.g. ${base}/api/v1/search?q=design)`,

@@ -4,12 +4,6 @@ import { z } from 'zod';
  * The whole configuration of a process, read once from the environment.
  * Every variable is documented in the README's configuration table.
  */
-const booleanFlag = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'], {
-    error: 'must be true or false',
-  })
-  .transform((v) => v === 'true' || v === '1' || v === 'yes' || v === 'on');
-
 const httpUrl = z
   .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
   .transform((v) => v.replace(/\/+$/, ''));

@@ -1,0 +1,138 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+/**
+ * `catalog serve` as a newcomer runs it: no DATABASE_URL, so an embedded PostgreSQL in the data
+ * folder, a demo catalog imported into the empty database, the address printed, a clean stop.
+ */
+const CLI = path.resolve('bin/catalog.js');
+
+function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
+  delete env.DATABASE_URL;
+  delete env.REDIS_URL;
+  delete env.MEILI_URL;
+  return env;
+}
+
+interface Started {
+  child: ChildProcessWithoutNullStreams;
+  url: string;
+  output: () => string;
+}
+
+function startServe(args: string[], env: NodeJS.ProcessEnv): Promise<Started> {
+  const child = spawn(process.execPath, [CLI, 'serve', ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not start in time:\n${out}`)), 90_000);
+    const onData = () => {
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        child.stdout.off('data', onData);
+        resolve({ child, url: m[1]!, output: () => out });
+      }
+    };
+    child.stdout.on('data', onData);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited with ${code}:\n${out}`));
+    });
+  });
+}
+
+function stop(child: ChildProcessWithoutNullStreams): Promise<number | null> {
+  return new Promise((resolve) => {
+    child.removeAllListeners('exit');
+    child.on('exit', (code) => resolve(code));
+    child.kill('SIGTERM');
+  });
+}
+
+function postgresPid(dataDir: string): number | undefined {
+  const file = path.join(dataDir, 'pg', 'postmaster.pid');
+  if (!existsSync(file)) return undefined;
+  return Number(readFileSync(file, 'utf8').split('\n')[0]);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('catalog serve on the embedded defaults', () => {
+  const dirs: string[] = [];
+  afterAll(async () => {
+    for (const d of dirs) await rm(d, { recursive: true, force: true });
+  });
+
+  it('starts on embedded PostgreSQL with the demo catalog, stops cleanly, and keeps its data', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'catalog-serve-'));
+    dirs.push(dataDir);
+    const env = baseEnv({ PORT: '0', DEMO_COUNT: '300', LOG_LEVEL: 'warn' });
+
+    const first = await startServe(['--data-dir', dataDir], env);
+    expect(first.output()).toContain('/api/v1');
+    expect(first.output()).toContain('/api/mcp');
+    const search = await fetch(`${first.url}/api/v1/search?limit=5`);
+    expect(search.status).toBe(200);
+    const page = (await search.json()) as { products: Array<{ id: string; slug: string }>; total: number };
+    expect(page.total).toBeGreaterThan(100);
+    expect(page.total).toBeLessThanOrEqual(300);
+    const categories = (await (await fetch(`${first.url}/api/v1/categories`)).json()) as { categories: unknown[] };
+    expect(categories.categories.length).toBeGreaterThanOrEqual(20);
+
+    const pgPid = postgresPid(dataDir);
+    expect(pgPid).toBeDefined();
+    expect(await stop(first.child)).toBe(0);
+    // the embedded server went down with the service
+    for (let i = 0; i < 100 && alive(pgPid!); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(alive(pgPid!)).toBe(false);
+
+    // Restart on the same folder: the same catalog, not a second demo import.
+    const second = await startServe(['--data-dir', dataDir], env);
+    const again = (await (await fetch(`${second.url}/api/v1/search?limit=5`)).json()) as typeof page;
+    expect(again.total).toBe(page.total);
+    expect(again.products.map((p) => p.id)).toEqual(page.products.map((p) => p.id));
+    expect(await stop(second.child)).toBe(0);
+  }, 180_000);
+
+  it('--no-demo starts on an empty catalog', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'catalog-serve-'));
+    dirs.push(dataDir);
+    const s = await startServe(['--no-demo', '--data-dir', dataDir], baseEnv({ PORT: '0', LOG_LEVEL: 'warn' }));
+    const body = (await (await fetch(`${s.url}/api/v1/search`)).json()) as { total: number; products: unknown[] };
+    expect(body).toEqual({ products: [], total: 0, page: 1, limit: 20 });
+    expect(await stop(s.child)).toBe(0);
+  }, 120_000);
+
+  it('refuses a bad configuration value with one line naming the variable', async () => {
+    const child = spawn(process.execPath, [CLI, 'serve'], { env: baseEnv({ PORT: 'eighty' }) });
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(code).toBe(1);
+    expect(err.trim()).toBe('catalog: configuration error: PORT: must be a whole number');
+  });
+
+  it('prints usage for an unknown command', async () => {
+    const child = spawn(process.execPath, [CLI, 'frobnicate']);
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(code).toBe(2);
+    expect(err).toContain("unknown command 'frobnicate'");
+    expect(err).toContain('serve');
+  });
+});

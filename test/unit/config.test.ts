@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config/config.ts';
+
+describe('configuration from the environment', () => {
+  it('applies the documented defaults', () => {
+    const c = loadConfig({});
+    expect(c.databaseUrl).toBeUndefined();
+    expect(c.host).toBe('127.0.0.1');
+    expect(c.port).toBe(3000);
+    expect(c.publicUrl).toBe('http://127.0.0.1:3000');
+    expect(c.siteUrl).toBe(c.publicUrl);
+    expect(c.meili).toBeUndefined();
+    expect(c.trustProxy).toBe(false);
+    expect(c.rateLimits).toEqual({ searchPerMinute: 30, otherPerMinute: 60 });
+    expect(c.cache.maxAgeSeconds).toBe(300);
+    expect(Object.isFrozen(c)).toBe(true);
+  });
+
+  it('derives SITE_URL from PUBLIC_URL and strips trailing slashes', () => {
+    const c = loadConfig({ PUBLIC_URL: 'https://catalog.example.com/', MEILI_URL: 'http://127.0.0.1:7700', MEILI_KEY: 'k' });
+    expect(c.publicUrl).toBe('https://catalog.example.com');
+    expect(c.siteUrl).toBe('https://catalog.example.com');
+    expect(c.meili).toEqual({ url: 'http://127.0.0.1:7700', key: 'k', index: 'products' });
+  });
+
+  it('reads TRUST_PROXY as a flag, a hop count or a list of addresses', () => {
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }).trustProxy).toEqual(['10.0.0.0/8', '127.0.0.1']);
+  });
+
+  it('treats an empty variable as unset', () => {
+    expect(loadConfig({ PORT: '', DATABASE_URL: '' }).port).toBe(3000);
+  });
+
+  it.each([
+    ['PORT', 'abc', 'PORT: must be a whole number'],
+    ['PORT', '70000', 'PORT: must be at most 65535'],
+    ['DATABASE_URL', 'mysql://x', 'DATABASE_URL: must be a postgres:// or postgresql:// URL'],
+    ['PUBLIC_URL', 'ftp://x', 'PUBLIC_URL: must be an http(s) URL'],
+    ['REDIS_URL', 'http://x', 'REDIS_URL: must be a redis:// or rediss:// URL'],
+    ['TRUST_PROXY', 'maybe', 'TRUST_PROXY: must be true, false'],
+    ['RATE_LIMIT_SEARCH_PER_MIN', '0', 'RATE_LIMIT_SEARCH_PER_MIN: must be at least 1'],
+    ['CACHE_MAX_AGE_SECONDS', '301', 'CACHE_MAX_AGE_SECONDS: must be at most 300'],
+  ])('rejects %s=%s with a line naming the variable', (name, value, message) => {
+    let error: unknown;
+    try {
+      loadConfig({ [name]: value });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toContain(message);
+    expect((error as Error).message.split('\n')).toHaveLength(1);
+  });
+
+  it('reports every bad variable, one line each', () => {
+    expect(() => loadConfig({ PORT: 'x', LOG_LEVEL: 'loud' })).toThrow(/PORT: .*\nLOG_LEVEL: /);
+  });
+});
