@@ -1,0 +1,116 @@
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AppDeps } from '../http/app.ts';
+import { rateLimitHeaders, type RateDecision } from '../http/rate-limit.ts';
+import { jsonRpcError } from './jsonrpc-error.ts';
+import { createOriginPolicy } from './origin.ts';
+import { createMcpServer } from './server.ts';
+
+/**
+ * The MCP endpoint: Streamable HTTP without sessions at /api/mcp, in the same Fastify app as
+ * REST. Every POST gets a fresh McpServer and transport, closed when the response ends; the
+ * transport answers with plain JSON (no event stream: every tool answers at once). GET (the
+ * server-to-client stream) and DELETE (session end) have no meaning without sessions: 405.
+ */
+export const MCP_PATH = '/api/mcp';
+const BODY_LIMIT = 1024 * 1024;
+
+/** Headers a browser client may read: the request id and the caller's budget, as REST reports them. */
+const EXPOSED_HEADERS = ['x-request-id', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'ratelimit', 'ratelimit-policy', 'retry-after'];
+/** Request headers a browser client sends to the endpoint. */
+const ALLOWED_HEADERS = ['content-type', 'accept', 'mcp-protocol-version', 'authorization'];
+
+export async function registerMcp(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const policy = createOriginPolicy(deps.config.publicUrl, deps.config.mcpAllowedOrigins);
+  // Its own scope: the origin check and the JSON-RPC error answers apply to /api/mcp only.
+  await app.register(async (scope) => {
+    scope.addHook('onRequest', async (request, reply) => {
+      const origin = request.headers.origin;
+      if (!policy.allows(origin)) {
+        return reply.code(403).send(jsonRpcError(-32000, `Forbidden: requests from origin ${origin} are not allowed.`));
+      }
+      if (origin !== undefined) setCorsHeaders(reply, origin);
+      return undefined;
+    });
+    scope.setErrorHandler(answerBodyError);
+
+    scope.options(MCP_PATH, async (_request, reply) => preflight(reply));
+    scope.route({
+      method: ['GET', 'DELETE', 'PUT', 'PATCH'],
+      url: MCP_PATH,
+      handler: async (_request, reply) => reply.code(405).header('allow', 'POST').send(jsonRpcError(-32000, 'Method not allowed.')),
+    });
+    scope.post(MCP_PATH, { bodyLimit: BODY_LIMIT }, (request, reply) => handlePost(request, reply, deps));
+  });
+}
+
+function setCorsHeaders(reply: FastifyReply, origin: string): void {
+  // Set on the raw response so they survive a hijacked reply (the MCP answers) as well.
+  reply.raw.setHeader('access-control-allow-origin', origin);
+  reply.raw.setHeader('access-control-expose-headers', EXPOSED_HEADERS.join(', '));
+  reply.raw.setHeader('vary', 'Origin');
+}
+
+/** CORS preflight. The onRequest hook has already refused a foreign origin and set Allow-Origin. */
+async function preflight(reply: FastifyReply) {
+  return reply
+    .code(204)
+    .header('access-control-allow-methods', 'POST')
+    .header('access-control-allow-headers', ALLOWED_HEADERS.join(', '))
+    .header('access-control-max-age', '600')
+    .header('allow', 'POST')
+    .send();
+}
+
+/** Fastify's own refusals of a body (wrong media type, too large, not JSON) as JSON-RPC errors. */
+function answerBodyError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const status = error.statusCode ?? 500;
+  if (status === 415) {
+    return reply.code(415).send(jsonRpcError(-32000, 'Unsupported Media Type: Content-Type must be application/json.'));
+  }
+  if (status === 413) {
+    return reply.code(413).send(jsonRpcError(-32000, `Request body too large: at most ${BODY_LIMIT} bytes.`));
+  }
+  if (status === 400) {
+    return reply.code(400).send(jsonRpcError(-32700, 'Parse error: the body is not valid JSON.'));
+  }
+  request.log.error({ err: error }, 'MCP request failed');
+  return reply.code(500).send(jsonRpcError(-32603, 'Internal error.'));
+}
+
+async function handlePost(request: FastifyRequest, reply: FastifyReply, deps: AppDeps): Promise<void> {
+  const res = reply.raw;
+  const server = createMcpServer({
+    read: deps.read,
+    rateLimits: deps.rateLimits,
+    ip: request.ip,
+    onRateDecision: (decision: RateDecision) => {
+      if (res.headersSent) return;
+      for (const [name, value] of Object.entries(rateLimitHeaders(decision))) res.setHeader(name, value);
+    },
+    onLimiterFailure: (err) => request.log.warn({ err }, 'rate limiter failed; serving without a limit'),
+    onFailure: (err) => request.log.error({ err }, 'MCP tool failed'),
+  });
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  res.on('close', () => {
+    void server.close();
+  });
+  // From here the transport writes the response itself; headers the app's hooks set on the
+  // reply (request id, nosniff) are carried over to the raw response first.
+  for (const [name, value] of Object.entries(reply.getHeaders())) {
+    if (value !== undefined && !res.hasHeader(name)) res.setHeader(name, value);
+  }
+  reply.hijack();
+  try {
+    await server.connect(transport);
+    await transport.handleRequest(request.raw, res, request.body);
+  } catch (err) {
+    request.log.error({ err }, 'MCP request failed');
+    if (!res.headersSent) {
+      res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(jsonRpcError(-32603, 'Internal error.')));
+    } else if (!res.writableEnded) {
+      res.end();
+    }
+  }
+}
