@@ -1,0 +1,54 @@
+import type { Pool } from '../src/db/pool.ts';
+import type { Queryable } from './listing-source.ts';
+import { OUTBOX_HORIZON } from './outbox-reader.ts';
+
+export interface ProjectionLag {
+  /** Outbox rows not yet reflected in what reads show (projection and search index). */
+  unprojectedRows: number;
+  /** Age of the oldest such row, 0 when there is none. */
+  oldestUnprojectedAgeSeconds: number;
+}
+
+/**
+ * How far reads are behind the write model, for /readyz and metrics. Measured from the 'search'
+ * checkpoint, which never passes 'projection' (and equals it without an external index), so an
+ * index that lags counts too.
+ */
+export async function projectionLag(pool: Pool): Promise<ProjectionLag> {
+  const { rows } = await pool.query<{ n: number; age: number | null }>(
+    `SELECT count(*)::int AS n, EXTRACT(epoch FROM now() - min(o.created_at))::float8 AS age
+       FROM catalog.outbox o, projection.checkpoints c
+      WHERE c.name = 'search' AND (o.txid, o.seq) > (c.txid, c.seq)`,
+  );
+  const row = rows[0];
+  return { unprojectedRows: row?.n ?? 0, oldestUnprojectedAgeSeconds: Math.max(0, row?.age ?? 0) };
+}
+
+export interface BlockingTransaction {
+  pid: number;
+  ageSeconds: number;
+  state: string | null;
+  applicationName: string | null;
+  database: string | null;
+}
+
+/**
+ * The oldest transaction of this database still running, when it keeps committed outbox rows
+ * from being read (they sort after it) and has run for longer than `minAgeSeconds`.
+ */
+export async function blockingTransaction(db: Queryable, minAgeSeconds: number): Promise<BlockingTransaction | undefined> {
+  const { rows } = await db.query<BlockingTransaction>(
+    `SELECT a.pid, EXTRACT(epoch FROM now() - a.xact_start)::float8 AS "ageSeconds", a.state,
+            a.application_name AS "applicationName", a.datname AS database
+       FROM pg_stat_activity a
+      WHERE a.backend_xid IS NOT NULL
+        AND a.datname = current_database()
+        AND a.backend_type <> 'autovacuum worker'
+        AND a.xact_start < now() - make_interval(secs => $1)
+        AND EXISTS (SELECT 1 FROM catalog.outbox o WHERE o.txid >= ${OUTBOX_HORIZON})
+      ORDER BY age(a.backend_xid) DESC
+      LIMIT 1`,
+    [minAgeSeconds],
+  );
+  return rows[0];
+}

@@ -1,0 +1,86 @@
+import pg from 'pg';
+import { PROJECTOR_LEADER_LOCK } from './locks.ts';
+import type { ProjectorLog } from './log.ts';
+
+export const LEADER_APPLICATION_NAME = 'catalog-projector-leader';
+
+/**
+ * Leadership of the projection: a session-level advisory lock on a connection of its own. The
+ * lock lives exactly as long as that session, so when the leading process dies (or its session
+ * is terminated) PostgreSQL releases it and a standby's next attempt takes over.
+ *
+ * Correctness does not rest on this lock (every batch runs under PROJECTION_WRITE_LOCK and reads
+ * the checkpoint inside it); leadership only keeps a standby from doing the same work twice.
+ */
+export interface Leadership {
+  readonly isLeader: boolean;
+  /** Tries once to become leader; true when this process leads (now or already). */
+  tryAcquire(): Promise<boolean>;
+  /**
+   * Confirms the leading session is still there (a connection that died quietly releases the
+   * lock on the server's side); on failure leadership is lost.
+   */
+  verify(): Promise<void>;
+  /** Releases leadership and closes the session. */
+  release(): Promise<void>;
+}
+
+export function createLeadership(connectionString: string, opts: { log: ProjectorLog; onLost: () => void }): Leadership {
+  let client: pg.Client | undefined;
+  let leader = false;
+
+  function lost(client_: pg.Client, reason: string): void {
+    if (client !== client_) return;
+    client = undefined;
+    if (leader) {
+      leader = false;
+      opts.log.warn({ reason }, 'projector lost leadership (its session ended); standing by');
+      opts.onLost();
+    }
+  }
+
+  return {
+    get isLeader() {
+      return leader;
+    },
+    async tryAcquire() {
+      if (leader) return true;
+      if (!client) {
+        const c = new pg.Client({ connectionString, application_name: LEADER_APPLICATION_NAME, keepAlive: true });
+        c.on('error', (err) => lost(c, err.message));
+        c.on('end', () => lost(c, 'connection closed'));
+        client = c;
+        try {
+          await c.connect();
+        } catch (err) {
+          client = undefined;
+          await c.end().catch(() => undefined);
+          throw err;
+        }
+      }
+      const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [PROJECTOR_LEADER_LOCK]);
+      leader = rows[0]?.ok === true;
+      return leader;
+    },
+    async verify() {
+      const c = client;
+      if (!leader || !c) return;
+      try {
+        await c.query('SELECT 1');
+      } catch (err) {
+        lost(c, (err as Error).message);
+        await c.end().catch(() => undefined);
+      }
+    },
+    async release() {
+      const c = client;
+      client = undefined;
+      leader = false;
+      if (!c) return;
+      // Closing the session releases the lock; unlocking first makes the hand-over immediate
+      // even if closing is slow.
+      await c.query('SELECT pg_advisory_unlock($1)', [PROJECTOR_LEADER_LOCK]).catch(() => undefined);
+      await c.end().catch(() => undefined);
+    },
+  };
+}

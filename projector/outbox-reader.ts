@@ -1,0 +1,94 @@
+import type { Queryable } from './listing-source.ts';
+
+/** A position in the outbox: rows are read in (txid, seq) order. txid is an xid8, kept as text. */
+export interface OutboxPosition {
+  txid: string;
+  seq: number;
+}
+
+export interface OutboxRow extends OutboxPosition {
+  listing_id: string | null;
+  category_slug: string | null;
+}
+
+/**
+ * The outbox horizon: the smallest transaction id that may still add outbox rows to this
+ * database. It is the snapshot's xmin (pg_snapshot_xmin(pg_current_snapshot())) except that
+ * transactions positively seen running in another database of the server (transaction ids are
+ * cluster-wide, but a session writes only its own database) or in autovacuum (which never
+ * writes the outbox) do not count: a long report elsewhere on a shared server must not stall the
+ * projection. An in-progress transaction we cannot place counts, so the bound errs on the side
+ * of waiting. Every outbox row below it is committed (and visible) or rolled back.
+ */
+export const OUTBOX_HORIZON = `(SELECT COALESCE(
+    (SELECT min(x) FROM pg_snapshot_xip(snap.s) AS x
+      WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity a
+                         WHERE a.backend_xid = xid(x)
+                           AND (a.datname IS DISTINCT FROM current_database() OR a.backend_type = 'autovacuum worker'))),
+    pg_snapshot_xmax(snap.s))
+  FROM (SELECT pg_current_snapshot() AS s) snap)`;
+
+export type CheckpointName = 'projection' | 'search';
+
+export async function readCheckpoint(db: Queryable, name: CheckpointName): Promise<OutboxPosition> {
+  const { rows } = await db.query<OutboxPosition>('SELECT txid::text AS txid, seq FROM projection.checkpoints WHERE name = $1', [name]);
+  return rows[0] ?? { txid: '0', seq: 0 };
+}
+
+export async function writeCheckpoint(db: Queryable, name: CheckpointName, to: OutboxPosition): Promise<void> {
+  await db.query('UPDATE projection.checkpoints SET txid = $2::xid8, seq = $3, updated_at = now() WHERE name = $1', [name, to.txid, to.seq]);
+}
+
+/**
+ * Committed outbox rows after `after`, in (txid, seq) order. Only transactions older than every
+ * running one are read (txid below the horizon, in essence the snapshot's xmin): sequence values
+ * commit out of order, and a transaction still open may yet add rows that sort before later
+ * ones. Such a transaction holds the reader back until it ends; it is never skipped. The row
+ * comparison and the horizon are both conditions on the (txid, seq) index. `upTo` bounds the
+ * read (inclusive).
+ */
+export async function readCommittedOutbox(
+  db: Queryable,
+  after: OutboxPosition,
+  limit: number,
+  upTo?: OutboxPosition,
+): Promise<OutboxRow[]> {
+  const params: unknown[] = [after.txid, after.seq, limit];
+  let bound = '';
+  if (upTo) {
+    params.push(upTo.txid, upTo.seq);
+    bound = 'AND (o.txid, o.seq) <= ($4::xid8, $5::bigint)';
+  }
+  const { rows } = await db.query<OutboxRow>(
+    `SELECT o.txid::text AS txid, o.seq, o.listing_id, o.category_slug
+       FROM catalog.outbox o
+      WHERE (o.txid, o.seq) > ($1::xid8, $2::bigint)
+        AND o.txid < ${OUTBOX_HORIZON}
+        ${bound}
+      ORDER BY o.txid, o.seq
+      LIMIT $3`,
+    params,
+  );
+  return rows;
+}
+
+/**
+ * The last committed outbox row every transaction before which is finished, or undefined when
+ * there is none. A rebuild that reads the write model after this query reflects everything up
+ * to it; rows after it (possibly reflected already) are projected again, which is harmless.
+ */
+export async function committedOutboxEnd(db: Queryable): Promise<OutboxPosition | undefined> {
+  const { rows } = await db.query<OutboxPosition>(
+    `SELECT o.txid::text AS txid, o.seq FROM catalog.outbox o
+      WHERE o.txid < ${OUTBOX_HORIZON}
+      ORDER BY o.txid DESC, o.seq DESC LIMIT 1`,
+  );
+  return rows[0];
+}
+
+export function comparePositions(a: OutboxPosition, b: OutboxPosition): number {
+  const ta = BigInt(a.txid);
+  const tb = BigInt(b.txid);
+  if (ta !== tb) return ta < tb ? -1 : 1;
+  return a.seq === b.seq ? 0 : a.seq < b.seq ? -1 : 1;
+}

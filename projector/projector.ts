@@ -1,0 +1,314 @@
+import { createPool, type Pool, type PoolClient } from '../src/db/pool.ts';
+import type { SearchIndex } from '../src/search/port.ts';
+import { blockingTransaction } from './lag.ts';
+import { createLeadership } from './leadership.ts';
+import { createOutboxListener } from './listener.ts';
+import { PROJECTION_WRITE_LOCK } from './locks.ts';
+import { silentLog, type ProjectorLog } from './log.ts';
+import { OUTBOX_HORIZON, readCheckpoint, readCommittedOutbox, writeCheckpoint } from './outbox-reader.ts';
+import { utcDate } from './product-document.ts';
+import { projectListings } from './project-listings.ts';
+import { lapsedPromoIds, msUntilNextUtcMidnight } from './promo-lapse.ts';
+import { pruneRemoved } from './prune.ts';
+import { rebuildProjection } from './reindex.ts';
+import { syncSearchBatch } from './search-sync.ts';
+
+export interface ProjectorOptions {
+  connectionString: string;
+  /** The directory site's origin; product and category urls are built on it. */
+  siteUrl: string;
+  /** The external search index (Meilisearch); undefined in embedded mode. */
+  searchIndex?: SearchIndex;
+  batchSize?: number;
+  pollMs?: number;
+  log?: ProjectorLog;
+  /** The clock (promo lapses); tests move it. */
+  now?: () => Date;
+  /** Removals are kept this long for readers following versions. */
+  removedRetentionHours?: number;
+}
+
+export interface Projector {
+  /** Resolves once running, as leader or as standby. */
+  start(): Promise<void>;
+  /** Finishes the current batch, releases leadership, closes connections. */
+  stop(): Promise<void>;
+  /**
+   * Resolves when everything committed before the call (and readable: see the outbox reader)
+   * is projected, and fed to the external index when there is one. On a standby, waits for the
+   * leader to get there.
+   */
+  catchUp(): Promise<void>;
+  readonly isLeader: boolean;
+}
+
+/** How long an open transaction may hold the projector back before a warning names it. */
+const BLOCKED_WARN_SECONDS = 5;
+const BLOCKED_CHECK_MS = 5_000;
+const PRUNE_EVERY_MS = 10 * 60_000;
+const VERIFY_LEADERSHIP_MS = 10_000;
+
+export function createProjector(opts: ProjectorOptions): Projector {
+  const log = opts.log ?? silentLog;
+  const batchSize = opts.batchSize ?? 500;
+  const pollMs = opts.pollMs ?? 1000;
+  const now = opts.now ?? (() => new Date());
+  const searchIndex = opts.searchIndex;
+  const retentionHours = opts.removedRetentionHours ?? 24;
+
+  let pool: Pool | undefined;
+  let stopping = false;
+  let pollTimer: NodeJS.Timeout | undefined;
+  let midnightTimer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let again = false;
+  let siteChecked = false;
+  let lastPrune = 0;
+  let lastBlockedCheck = 0;
+  let acquiring = false;
+  let heldBackTimer: NodeJS.Timeout | undefined;
+  let heldBackDelay = 0;
+
+  const leadership = createLeadership(opts.connectionString, {
+    log,
+    onLost: () => {
+      siteChecked = false;
+    },
+  });
+  const listener = createOutboxListener(opts.connectionString, { onWake: () => wake(), log });
+
+  function db(): Pool {
+    if (!pool) throw new Error('projector is not started');
+    return pool;
+  }
+
+  async function inWriteTransaction<T>(fn: (client: PoolClient) => Promise<T | undefined>): Promise<T | undefined> {
+    const client = await db().connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock($1)', [PROJECTION_WRITE_LOCK]);
+      const result = await fn(client);
+      await client.query(result === undefined ? 'ROLLBACK' : 'COMMIT');
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** One batch of the outbox, projected and checkpointed in one transaction. Returns rows read. */
+  async function projectOutboxBatch(): Promise<number> {
+    const n = await inWriteTransaction(async (client) => {
+      const from = await readCheckpoint(client, 'projection');
+      const rows = await readCommittedOutbox(client, from, batchSize);
+      if (rows.length === 0) return undefined;
+      const listingIds = [...new Set(rows.flatMap((r) => (r.listing_id ? [r.listing_id] : [])))];
+      const categorySlugs = [...new Set(rows.flatMap((r) => (r.category_slug ? [r.category_slug] : [])))];
+      await projectListings(client, { listingIds, categorySlugs, siteUrl: opts.siteUrl, today: utcDate(now()), log });
+      const last = rows[rows.length - 1]!;
+      await writeCheckpoint(client, 'projection', last);
+      // Without an external index, API processes feed their embedded engines from the projection.
+      if (!searchIndex) await writeCheckpoint(client, 'search', last);
+      return rows.length;
+    });
+    return n ?? 0;
+  }
+
+  /** Re-projects products whose shown promo lapsed. Returns how many. */
+  async function lapsePromos(): Promise<number> {
+    const today = utcDate(now());
+    const n = await inWriteTransaction(async (client) => {
+      const ids = await lapsedPromoIds(client, today, batchSize);
+      if (ids.length === 0) return undefined;
+      await projectListings(client, { listingIds: ids, categorySlugs: [], siteUrl: opts.siteUrl, today, log });
+      return ids.length;
+    });
+    return n ?? 0;
+  }
+
+  /** The documents carry urls built on SITE_URL: when it changed, rebuild them all. */
+  async function checkSiteUrl(): Promise<void> {
+    const { rows } = await db().query<{ site_url: string | null }>('SELECT site_url FROM projection.state');
+    const recorded = rows[0]?.site_url ?? null;
+    if (recorded !== opts.siteUrl) {
+      log.info({ from: recorded, to: opts.siteUrl }, 'site url differs from the one the projection was built with; rebuilding the projection');
+      const summary = await rebuildProjection({ pool: db(), siteUrl: opts.siteUrl, externalSearch: searchIndex !== undefined, batchSize, now, log });
+      log.info(summary, 'projection rebuilt');
+    }
+    siteChecked = true;
+  }
+
+  /**
+   * Committed rows that sort after a transaction still running (a writer, or a server task such
+   * as autovacuum's ANALYZE, which sends no NOTIFY) wait for it to end. Look again shortly, backing
+   * off towards the poll interval, rather than leave them for the next poll.
+   */
+  async function retrySoonIfHeldBack(): Promise<void> {
+    const { rows } = await db().query<{ held: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM catalog.outbox o, projection.checkpoints c
+                       WHERE c.name = 'projection' AND (o.txid, o.seq) > (c.txid, c.seq)) AS held`,
+    );
+    if (!rows[0]?.held) {
+      heldBackDelay = 0;
+      return;
+    }
+    heldBackDelay = Math.min(pollMs, heldBackDelay ? heldBackDelay * 2 : 10);
+    if (heldBackTimer || stopping) return;
+    heldBackTimer = setTimeout(() => {
+      heldBackTimer = undefined;
+      wake();
+    }, heldBackDelay);
+  }
+
+  async function housekeeping(): Promise<void> {
+    const t = Date.now();
+    if (t - lastPrune >= PRUNE_EVERY_MS) {
+      lastPrune = t;
+      const pruned = await inWriteTransaction(async (client) => {
+        const n = await pruneRemoved(client, retentionHours);
+        return n > 0 ? n : undefined;
+      });
+      if (pruned) log.info({ pruned }, 'pruned old removals from projection.removed');
+    }
+    if (t - lastBlockedCheck >= BLOCKED_CHECK_MS) {
+      lastBlockedCheck = t;
+      const blocker = await blockingTransaction(db(), BLOCKED_WARN_SECONDS);
+      if (blocker) {
+        log.warn(
+          { pid: blocker.pid, ageSeconds: Math.round(blocker.ageSeconds), state: blocker.state, applicationName: blocker.applicationName, database: blocker.database },
+          `an open transaction (pid ${blocker.pid}, ${Math.round(blocker.ageSeconds)} s old) holds the projector back: changes committed after it started are not projected until it ends`,
+        );
+      }
+    }
+  }
+
+  async function pumpOnce(): Promise<void> {
+    if (!siteChecked) await checkSiteUrl();
+    let projected = 0;
+    for (;;) {
+      if (stopping || !leadership.isLeader) return;
+      const n = await projectOutboxBatch();
+      projected += n;
+      if (n < batchSize) break;
+    }
+    await retrySoonIfHeldBack();
+    while (!stopping && leadership.isLeader && (await lapsePromos()) >= batchSize);
+    if (searchIndex) {
+      for (;;) {
+        if (stopping || !leadership.isLeader) return;
+        const n = await syncSearchBatch(db(), searchIndex, batchSize);
+        if (n < batchSize) break;
+      }
+    }
+    if (projected >= batchSize) log.info({ outboxRows: projected }, 'projected a backlog of outbox rows');
+    await housekeeping();
+  }
+
+  /** Runs the pump, coalescing wake-ups: at most one run and one queued. */
+  function pump(): Promise<void> {
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      try {
+        do {
+          again = false;
+          if (!leadership.isLeader || stopping) return;
+          await pumpOnce();
+        } while (again && !stopping);
+      } finally {
+        running = undefined;
+      }
+    })();
+    return running;
+  }
+
+  function wake(): void {
+    if (stopping || !leadership.isLeader) return;
+    pump().catch((err: unknown) => log.error({ err }, 'projector batch failed; retrying on the next poll'));
+  }
+
+  async function tryLead(): Promise<void> {
+    if (acquiring || stopping || leadership.isLeader) return;
+    acquiring = true;
+    try {
+      if (await leadership.tryAcquire()) {
+        log.info({ pid: process.pid }, 'projector is leading');
+        wake();
+      }
+    } catch (err) {
+      log.warn({ err }, 'projector could not reach the database for leadership; retrying');
+    } finally {
+      acquiring = false;
+    }
+  }
+
+  let ticks = 0;
+  function tick(): void {
+    if (stopping) return;
+    if (!leadership.isLeader) {
+      void tryLead();
+      return;
+    }
+    if (++ticks % Math.max(1, Math.round(VERIFY_LEADERSHIP_MS / pollMs)) === 0) void leadership.verify();
+    wake();
+  }
+
+  function scheduleMidnight(): void {
+    midnightTimer = setTimeout(() => {
+      wake();
+      scheduleMidnight();
+    }, msUntilNextUtcMidnight(now()));
+    midnightTimer.unref();
+  }
+
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  return {
+    get isLeader() {
+      return leadership.isLeader;
+    },
+    async start() {
+      pool = createPool(opts.connectionString, { max: 4, applicationName: 'catalog-projector' });
+      await listener.start();
+      await tryLead();
+      if (!leadership.isLeader) log.info({ pid: process.pid }, 'another projector is leading; standing by');
+      pollTimer = setInterval(tick, pollMs);
+      scheduleMidnight();
+    },
+    async stop() {
+      stopping = true;
+      if (pollTimer) clearInterval(pollTimer);
+      if (midnightTimer) clearTimeout(midnightTimer);
+      if (heldBackTimer) clearTimeout(heldBackTimer);
+      await listener.close();
+      await running?.catch(() => undefined);
+      await leadership.release();
+      await pool?.end();
+      pool = undefined;
+    },
+    async catchUp() {
+      const { rows } = await db().query<{ horizon: string }>(`SELECT ${OUTBOX_HORIZON}::text AS horizon`);
+      const target = rows[0]!.horizon;
+      for (;;) {
+        if (stopping) throw new Error('projector stopped');
+        if (leadership.isLeader) await pump();
+        const { rows: pending } = await db().query<{ behind: boolean }>(
+          `SELECT EXISTS (
+             SELECT 1 FROM catalog.outbox o, projection.checkpoints c
+              WHERE c.name = ANY($2::text[]) AND (o.txid, o.seq) > (c.txid, c.seq) AND o.txid < $1::xid8
+           ) OR EXISTS (SELECT 1 FROM projection.products WHERE promo_expires_at < $3::date)
+             OR (SELECT site_url FROM projection.state) IS DISTINCT FROM $4 AS behind`,
+          [target, searchIndex ? ['projection', 'search'] : ['projection'], utcDate(now()), opts.siteUrl],
+        );
+        if (!pending[0]?.behind) return;
+        await sleep(leadership.isLeader ? 10 : 50);
+      }
+    },
+  };
+}
+
+export { projectionLag, type ProjectionLag } from './lag.ts';

@@ -1,0 +1,81 @@
+import type { Pool } from '../src/db/pool.ts';
+import type { SearchDocument, SearchIndex } from '../src/search/port.ts';
+import type { Queryable } from './listing-source.ts';
+import { SEARCH_WRITE_LOCK } from './locks.ts';
+import { comparePositions, readCheckpoint, readCommittedOutbox, writeCheckpoint } from './outbox-reader.ts';
+
+interface SearchRow {
+  id: string;
+  name: string;
+  punchline: string;
+  description_text: string;
+  category: string | null;
+  labels: string[];
+  tags: string[];
+  listed_at: Date | null;
+}
+
+export const SEARCH_COLUMNS = 'id, name, punchline, description_text, category, labels, tags, listed_at';
+
+export function searchDocumentOf(row: SearchRow): SearchDocument {
+  return {
+    id: row.id,
+    name: row.name,
+    punchline: row.punchline,
+    description_text: row.description_text,
+    category: row.category,
+    labels: row.labels,
+    tags: row.tags,
+    listed_at: row.listed_at === null ? null : row.listed_at.getTime(),
+  };
+}
+
+async function loadSearchDocuments(db: Queryable, ids: readonly string[]): Promise<SearchDocument[]> {
+  const { rows } = await db.query<SearchRow>(`SELECT ${SEARCH_COLUMNS} FROM projection.products WHERE id = ANY($1::uuid[])`, [ids]);
+  return rows.map(searchDocumentOf);
+}
+
+/**
+ * Feeds the external search index one batch of what the projection already committed: the
+ * outbox rows between the 'search' and the 'projection' checkpoints name the listings; each is
+ * upserted from projection.products when there, removed from the index otherwise. The 'search'
+ * checkpoint moves only after the index confirmed the batch, so a crash replays it (upserts and
+ * removals by id are idempotent). Returns the number of outbox rows covered, 0 when caught up
+ * or when a reindex holds the index.
+ */
+export async function syncSearchBatch(pool: Pool, index: SearchIndex, batchSize: number): Promise<number> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const { rows: locked } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS ok', [SEARCH_WRITE_LOCK]);
+    if (!locked[0]?.ok) {
+      await client.query('ROLLBACK');
+      return 0;
+    }
+    const from = await readCheckpoint(client, 'search');
+    const to = await readCheckpoint(client, 'projection');
+    if (comparePositions(from, to) >= 0) {
+      await client.query('ROLLBACK');
+      return 0;
+    }
+    const rows = await readCommittedOutbox(client, from, batchSize, to);
+    if (rows.length === 0) {
+      await client.query('ROLLBACK');
+      return 0;
+    }
+    const ids = [...new Set(rows.flatMap((r) => (r.listing_id ? [r.listing_id] : [])))];
+    const docs = ids.length ? await loadSearchDocuments(client, ids) : [];
+    const present = new Set(docs.map((d) => d.id));
+    const absent = ids.filter((id) => !present.has(id));
+    if (docs.length) await index.upsert(docs);
+    if (absent.length) await index.remove(absent);
+    await writeCheckpoint(client, 'search', rows[rows.length - 1]!);
+    await client.query('COMMIT');
+    return rows.length;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}

@@ -1,0 +1,47 @@
+import pino from 'pino';
+import { createProjector } from '../../projector/projector.ts';
+import { migrate } from '../db/migrate.ts';
+import { openDatabase } from '../db/open.ts';
+import { configFromArgs, parseCommandArgs } from './common.ts';
+
+const HELP = `usage: catalog projector [--data-dir DIR]
+
+Runs the projector alone: streams committed changes of the write model into the projection
+(products, category counts) and, when MEILI_URL is set, into Meilisearch. One projector is
+active per database; another one started on the same database waits as standby and takes over
+when the first one stops. SIGTERM or SIGINT finishes the current batch and exits.
+Uses DATABASE_URL, or the embedded PostgreSQL under DIR (default ./.data, or DATA_DIR).`;
+
+export default async function projector(args: string[]): Promise<number> {
+  const parsed = parseCommandArgs(args, { 'data-dir': { type: 'string' } }, HELP);
+  if ('exitCode' in parsed) return parsed.exitCode;
+  const config = configFromArgs(parsed.values);
+  const logger = pino({ level: config.logLevel });
+  const database = await openDatabase(config, (line) => logger.info(line));
+  try {
+    await migrate(database.connectionString, { log: (line) => logger.info(line) });
+    // Without Meilisearch each API process feeds its embedded engine from the projection.
+    const searchIndex = config.meili ? (await import('../search/index.ts')).createSearchIndex(config) : undefined;
+    const running = createProjector({
+      connectionString: database.connectionString,
+      siteUrl: config.siteUrl,
+      ...(searchIndex && { searchIndex }),
+      batchSize: config.projector.batchSize,
+      pollMs: config.projector.pollMs,
+      log: logger,
+    });
+    const signalled = new Promise<NodeJS.Signals>((resolve) => {
+      process.once('SIGTERM', () => resolve('SIGTERM'));
+      process.once('SIGINT', () => resolve('SIGINT'));
+    });
+    await running.start();
+    const signal = await signalled;
+    logger.info({ signal }, 'projector stopping after the current batch');
+    await running.stop();
+    await searchIndex?.close();
+    logger.info('projector stopped');
+    return 0;
+  } finally {
+    await database.close();
+  }
+}
