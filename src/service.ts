@@ -3,6 +3,7 @@ import pino, { type Logger } from 'pino';
 import { createProjector, projectionLag, type Projector } from '../projector/projector.ts';
 import { demoCatalogLines } from './catalog/demo-data.ts';
 import { importCatalog, isCatalogEmpty } from './catalog/import-catalog.ts';
+import { formatLineError } from './catalog/listing-input.ts';
 import type { Config } from './config/config.ts';
 import { migrate } from './db/migrate.ts';
 import { openDatabase, type OpenedDatabase } from './db/open.ts';
@@ -67,7 +68,7 @@ export async function startService(config: Config, opts: StartOptions): Promise<
     if (opts.demo && (await isCatalogEmpty(pool))) {
       const started = Date.now();
       const result = await importCatalog(pool, demoCatalogLines({ count: config.demoCount, seed: 1 }));
-      if (result.errors.length > 0) throw new Error(`demo catalog failed to import: ${result.errors[0]}`);
+      if (result.errors.length > 0) throw new Error(`demo catalog failed to import: ${formatLineError(result.errors[0]!)}`);
       logger.info({ listings: result.listings, categories: result.categories, ms: Date.now() - started }, 'imported the demo catalog into the empty database');
     }
 

@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.ts';
 import type { ReadService } from '../read/read-service.ts';
 import { registerMcp } from '../mcp/route.ts';
+import { registerInfrastructure, requestIdFor } from './infrastructure.ts';
 import { registerOperations, type Readiness } from './operations.ts';
 import type { Metrics } from './metrics.ts';
 import type { RateLimits } from './rate-limit.ts';
@@ -29,15 +29,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...(deps.logger ? { loggerInstance: deps.logger as FastifyBaseLogger } : { logger: false }),
     // Fastify accepts a hop count too, though its type omits it.
     trustProxy: deps.config.trustProxy as boolean | string[],
-    requestIdHeader: 'x-request-id',
-    genReqId: () => randomUUID(),
+    // X-Request-Id is honoured when it is a plain token, else replaced (see requestIdFor).
+    requestIdHeader: false,
+    genReqId: requestIdFor,
     // Query strings: parameters given twice arrive as arrays and are rejected by validation.
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 8192 },
     bodyLimit: 1024 * 1024,
     connectionTimeout: 30_000,
     keepAliveTimeout: 72_000,
     requestTimeout: 30_000,
   });
+  registerInfrastructure(app, deps);
   await registerRest(app, deps);
   await registerMcp(app, deps);
   await registerOperations(app, deps);

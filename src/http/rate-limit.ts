@@ -15,6 +15,8 @@ export interface RateDecision {
   readonly remaining: number;
   /** Seconds until the window ends (at least 1). */
   readonly resetSeconds: number;
+  /** Length of the window in seconds. */
+  readonly windowSeconds: number;
 }
 
 export interface RateLimits {
@@ -32,12 +34,15 @@ export interface RateLimitOptions {
   /** Key prefix in Redis, so several deployments may share a server. */
   keyPrefix?: string;
   onRedisError?: (err: unknown) => void;
+  /** Window length; the service always uses the spec's minute, tests may shorten it to see a reset. */
+  windowSeconds?: number;
 }
 
 const WINDOW_SECONDS = 60;
 
 export function createRateLimits(opts: RateLimitOptions): RateLimits {
   const prefix = opts.keyPrefix ?? 'catalog:rl';
+  const windowSeconds = opts.windowSeconds ?? WINDOW_SECONDS;
   let redis: Redis | undefined;
   if (opts.redisUrl) {
     redis = new Redis(opts.redisUrl, {
@@ -53,12 +58,12 @@ export function createRateLimits(opts: RateLimitOptions): RateLimits {
   }
 
   const make = (bucket: Bucket, points: number): RateLimiterAbstract => {
-    const memory = new RateLimiterMemory({ points, duration: WINDOW_SECONDS, keyPrefix: `${prefix}:${bucket}` });
+    const memory = new RateLimiterMemory({ points, duration: windowSeconds, keyPrefix: `${prefix}:${bucket}` });
     if (!redis) return memory;
     return new RateLimiterRedis({
       storeClient: redis,
       points,
-      duration: WINDOW_SECONDS,
+      duration: windowSeconds,
       keyPrefix: `${prefix}:${bucket}`,
       insuranceLimiter: memory,
     });
@@ -71,7 +76,7 @@ export function createRateLimits(opts: RateLimitOptions): RateLimits {
   const rejections: Record<Bucket, number> = { search: 0, other: 0 };
 
   return {
-    windowSeconds: WINDOW_SECONDS,
+    windowSeconds,
     rejections,
     async consume(bucket, ip) {
       const { limiter, points } = limiters[bucket];
@@ -83,11 +88,12 @@ export function createRateLimits(opts: RateLimitOptions): RateLimits {
           limit: points,
           remaining: Math.max(0, res.remainingPoints),
           resetSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)),
+          windowSeconds,
         };
       } catch (err) {
         if (err instanceof RateLimiterRes) {
           rejections[bucket]++;
-          return { allowed: false, bucket, limit: points, remaining: 0, resetSeconds: Math.max(1, Math.ceil(err.msBeforeNext / 1000)) };
+          return { allowed: false, bucket, limit: points, remaining: 0, resetSeconds: Math.max(1, Math.ceil(err.msBeforeNext / 1000)), windowSeconds };
         }
         throw err;
       }
@@ -107,7 +113,7 @@ export function rateLimitHeaders(d: RateDecision, nowMs = Date.now()): Record<st
     'x-ratelimit-remaining': String(d.remaining),
     // Unix time (seconds) at which the window ends.
     'x-ratelimit-reset': String(Math.ceil(nowMs / 1000) + d.resetSeconds),
-    'ratelimit-policy': `"${d.bucket}";q=${d.limit};w=${WINDOW_SECONDS}`,
+    'ratelimit-policy': `"${d.bucket}";q=${d.limit};w=${d.windowSeconds}`,
     ratelimit: `"${d.bucket}";r=${d.remaining};t=${d.resetSeconds}`,
   };
   if (!d.allowed) headers['retry-after'] = String(d.resetSeconds);

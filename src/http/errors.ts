@@ -1,0 +1,97 @@
+import { STATUS_CODES } from 'node:http';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { CatalogError } from '../contract/errors.ts';
+import { ErrorCode, type ErrorBody } from '../contract/schemas.ts';
+import { NO_STORE } from './caching.ts';
+
+/**
+ * Every error leaves the service as the public Error object (spec section 7): `{code, message}`,
+ * plus `data.issues` on a 400. Fastify's own failures (malformed body, unknown route, payload too
+ * large, a crash) are mapped onto the same object, so a client never sees HTML, a stack trace or
+ * an internal message.
+ */
+export const METHOD_NOT_ALLOWED = 'METHOD_NOT_ALLOWED';
+
+interface PublicError {
+  status: number;
+  body: ErrorBody | { code: string; message: string };
+}
+
+const MAX_ECHOED_PATH = 200;
+
+/** The request path without its query, shortened so an error never echoes a huge input back. */
+export function requestPath(request: FastifyRequest): string {
+  const url = request.url;
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  return path.length > MAX_ECHOED_PATH ? `${path.slice(0, MAX_ECHOED_PATH)}…` : path;
+}
+
+function isFastifyError(err: unknown): err is FastifyError {
+  return err instanceof Error && typeof (err as FastifyError).statusCode === 'number';
+}
+
+/** The public form of any error; only CatalogError messages are shown as they are. */
+export function publicError(err: unknown): PublicError {
+  if (err instanceof CatalogError) return { status: err.status, body: err.toBody() };
+  const status = isFastifyError(err) ? (err.statusCode ?? 500) : 500;
+  const code = isFastifyError(err) ? err.code : undefined;
+  if (status === 400) {
+    const aboutBody = typeof code === 'string' && code.startsWith('FST_ERR_CTP');
+    const isJson = err instanceof SyntaxError || code === 'FST_ERR_CTP_INVALID_JSON_BODY';
+    const message = isJson ? 'must be valid JSON' : code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? 'must not be empty' : 'is malformed';
+    const where = aboutBody || isJson ? 'body' : 'request';
+    return {
+      status,
+      body: {
+        code: ErrorCode.BAD_REQUEST,
+        message: `Invalid request: '${where}' was rejected; see data.issues.`,
+        data: { issues: [{ path: [where], message }] },
+      },
+    };
+  }
+  if (status === 404) return { status, body: { code: ErrorCode.NOT_FOUND, message: 'Not found.' } };
+  if (status === 405) return { status, body: { code: METHOD_NOT_ALLOWED, message: 'This method is not allowed here.' } };
+  if (status === 413) return { status, body: { code: ErrorCode.BAD_REQUEST, message: 'The request body is too large.' } };
+  if (status === 415) return { status, body: { code: ErrorCode.BAD_REQUEST, message: 'This Content-Type is not supported here.' } };
+  if (status === 429) {
+    return { status, body: { code: ErrorCode.TOO_MANY_REQUESTS, message: 'Too many requests: slow down and retry shortly.' } };
+  }
+  if (status >= 400 && status < 500) {
+    return { status, body: { code: ErrorCode.BAD_REQUEST, message: `${STATUS_CODES[status] ?? 'Bad request'}.` } };
+  }
+  return {
+    status: 500,
+    body: { code: ErrorCode.INTERNAL_SERVER_ERROR, message: 'The service failed to answer this request. Please retry shortly.' },
+  };
+}
+
+/** Sends the public error object; errors are never cacheable and carry no validator. */
+export function sendError(reply: FastifyReply, status: number, body: PublicError['body']): FastifyReply {
+  reply.removeHeader('etag');
+  return reply.code(status).header('cache-control', NO_STORE).type('application/json; charset=utf-8').send(JSON.stringify(body));
+}
+
+/** Installs the error and not-found handlers on the root instance (inherited by every plugin). */
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err, request, reply) => {
+    const { status, body } = publicError(err);
+    if (status >= 500) request.log.error({ err }, 'request failed');
+    else if (!(err instanceof CatalogError)) request.log.info({ err: { code: (err as FastifyError).code, message: (err as Error).message } }, 'request rejected');
+    if (err instanceof CatalogError && err.retryAfterSeconds !== undefined && !reply.hasHeader('retry-after')) {
+      reply.header('retry-after', String(err.retryAfterSeconds));
+    }
+    return sendError(reply, status, body);
+  });
+  app.setNotFoundHandler((request, reply) => notFoundRoute(request, reply));
+}
+
+/** The answer for a path no route serves: JSON naming the path, never an HTML page. */
+export function notFoundRoute(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const path = requestPath(request);
+  const hint = path.startsWith('/api/') ? ' The REST API is described at /api/v1/openapi.json.' : '';
+  return sendError(reply, 404, {
+    code: ErrorCode.NOT_FOUND,
+    message: `No route answers ${request.method} ${JSON.stringify(path)}.${hint}`,
+  });
+}

@@ -1,0 +1,147 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { ProjectionMirror } from '../read/projection-mirror.ts';
+import type { ReadService } from '../read/read-service.ts';
+import type { Bucket, RateLimits } from './rate-limit.ts';
+
+/**
+ * Prometheus metrics of one process, in a registry of its own (several services may share a
+ * process in tests). Request counts and latency are recorded as requests finish; everything
+ * the service already counts (response cache, rate-limit refusals, the mirror) and the
+ * projection lag, which needs a query, are read when Prometheus scrapes.
+ */
+export interface Metrics {
+  readonly registry: Registry;
+  /** Records one finished request; `route` is the route pattern, never the raw path. */
+  observeRequest(labels: { method: string; route: string; status: number }, seconds: number): void;
+  /** The exposition text for /metrics. */
+  render(): Promise<string>;
+  readonly contentType: string;
+}
+
+export interface ProjectionLag {
+  unprojectedRows: number;
+  oldestUnprojectedAgeSeconds: number;
+}
+
+export interface MetricsSources {
+  read: ReadService;
+  rateLimits: RateLimits;
+  mirror: ProjectionMirror;
+  /** Outbox rows the projector has not applied yet; queried at scrape time. */
+  lag: () => Promise<ProjectionLag>;
+}
+
+const BUCKETS: readonly Bucket[] = ['search', 'other'];
+
+export function createMetrics(sources: MetricsSources): Metrics {
+  const { read, rateLimits, mirror, lag } = sources;
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+
+  const requests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by method, route pattern and status code.',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time from receiving a request to finishing its answer, by method and route pattern.',
+    labelNames: ['method', 'route'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+
+  new Counter({
+    name: 'catalog_response_cache_hits_total',
+    help: 'Search answers served from the response cache.',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(read.cacheStats.hits);
+    },
+  });
+  new Counter({
+    name: 'catalog_response_cache_misses_total',
+    help: 'Search answers computed because the response cache had none.',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(read.cacheStats.misses);
+    },
+  });
+  new Counter({
+    name: 'catalog_rate_limit_rejections_total',
+    help: 'Requests refused with 429 because the per-IP budget was spent, by bucket.',
+    labelNames: ['bucket'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const bucket of BUCKETS) this.inc({ bucket }, rateLimits.rejections[bucket]);
+    },
+  });
+
+  new Gauge({
+    name: 'catalog_projection_version',
+    help: 'Projection version this process serves.',
+    registers: [registry],
+    collect() {
+      this.set(read.version);
+    },
+  });
+  new Gauge({
+    name: 'catalog_live_listings',
+    help: 'Live listings in this process copy of the projection.',
+    registers: [registry],
+    collect() {
+      this.set(mirror.size);
+    },
+  });
+  new Gauge({
+    name: 'catalog_projection_mirror_age_seconds',
+    help: 'Seconds since this process last confirmed its copy of the projection is current.',
+    registers: [registry],
+    collect() {
+      this.set(mirror.checkedAt > 0 ? (Date.now() - mirror.checkedAt) / 1000 : Number.NaN);
+    },
+  });
+
+  // One query per scrape feeds both lag gauges.
+  let pendingLag: Promise<ProjectionLag | undefined> | undefined;
+  const lagOnce = () => {
+    pendingLag ??= lag()
+      .catch(() => undefined)
+      .finally(() => {
+        pendingLag = undefined;
+      });
+    return pendingLag;
+  };
+  new Gauge({
+    name: 'catalog_projection_lag_seconds',
+    help: 'Age of the oldest committed write-model change the projector has not applied (0 when caught up; NaN when unknown).',
+    registers: [registry],
+    async collect() {
+      const l = await lagOnce();
+      this.set(l ? l.oldestUnprojectedAgeSeconds : Number.NaN);
+    },
+  });
+  new Gauge({
+    name: 'catalog_projection_unprojected_rows',
+    help: 'Committed write-model changes (outbox rows) the projector has not applied yet (NaN when unknown).',
+    registers: [registry],
+    async collect() {
+      const l = await lagOnce();
+      this.set(l ? l.unprojectedRows : Number.NaN);
+    },
+  });
+
+  return {
+    registry,
+    contentType: registry.contentType,
+    observeRequest({ method, route, status }, seconds) {
+      requests.inc({ method, route, status_code: String(status) });
+      duration.observe({ method, route }, seconds);
+    },
+    render: () => registry.metrics(),
+  };
+}

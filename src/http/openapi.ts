@@ -1,0 +1,282 @@
+import { z } from 'zod';
+import {
+  SEARCH_LIMITS,
+  SLUG_MAX,
+  SLUG_PATTERN,
+  categoryListSchema,
+  categorySchema,
+  errorSchema,
+  faqItemSchema,
+  productSchema,
+  promoSchema,
+  searchResultSchema,
+  validationIssueSchema,
+} from '../contract/schemas.ts';
+import { EXPOSED_HEADERS } from './cors.ts';
+
+/**
+ * The machine-readable description of the REST API (spec section 9): OpenAPI 3.1, version
+ * 1.0.0. The object schemas are generated from the contract's zod schemas, the very schemas the
+ * projector serializes every product through, so the document cannot drift from the answers.
+ * Parameter constraints come from the same constants the validation uses (SEARCH_LIMITS,
+ * SLUG_PATTERN, SLUG_MAX); the parameter schemas themselves accept strings and numbers and
+ * transform them, which JSON Schema cannot express, so they are written out here.
+ */
+export const API_VERSION = '1.0.0';
+export const API_PREFIX = '/api/v1';
+
+type JsonObject = Record<string, unknown>;
+
+const COMPONENT_SCHEMAS = {
+  Product: productSchema,
+  FaqItem: faqItemSchema,
+  Promo: promoSchema,
+  Category: categorySchema,
+  SearchResult: searchResultSchema,
+  CategoryList: categoryListSchema,
+  Error: errorSchema,
+  ValidationIssue: validationIssueSchema,
+} as const;
+
+export type ComponentName = keyof typeof COMPONENT_SCHEMAS;
+
+const SAFE_INTEGER = Number.MAX_SAFE_INTEGER;
+
+/** Drops what JSON Schema output adds but an OpenAPI component must not carry or need not repeat. */
+function tidy(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(tidy);
+  if (node === null || typeof node !== 'object') return node;
+  const out: JsonObject = {};
+  for (const [key, value] of Object.entries(node as JsonObject)) {
+    if (key === '$schema' || key === '$id') continue;
+    // zod's integer bounds restate the safe-integer range: noise in a reference.
+    if (key === 'minimum' && value === -SAFE_INTEGER) continue;
+    if (key === 'maximum' && value === SAFE_INTEGER) continue;
+    out[key] = tidy(value);
+  }
+  return out;
+}
+
+function componentSchemas(): Record<ComponentName, JsonObject> {
+  const registry = z.registry<{ id: string }>();
+  for (const [id, schema] of Object.entries(COMPONENT_SCHEMAS)) registry.add(schema as z.ZodType, { id });
+  const out = z.toJSONSchema(registry, {
+    target: 'draft-2020-12',
+    io: 'output',
+    uri: (id) => `#/components/schemas/${id}`,
+  }) as { schemas: Record<string, JsonObject> };
+  const schemas = {} as Record<ComponentName, JsonObject>;
+  for (const name of Object.keys(COMPONENT_SCHEMAS) as ComponentName[]) {
+    const schema = out.schemas[name];
+    if (!schema) throw new Error(`contract schema ${name} did not convert to JSON Schema`);
+    schemas[name] = tidy(schema) as JsonObject;
+  }
+  return schemas;
+}
+
+const ref = (kind: 'schemas' | 'parameters' | 'headers' | 'responses', name: string) => ({ $ref: `#/components/${kind}/${name}` });
+
+const slugFilter = (what: string, description: string): JsonObject => ({
+  name: what,
+  in: 'query',
+  required: false,
+  description,
+  schema: { type: 'string', minLength: 1, maxLength: SLUG_MAX, pattern: SLUG_PATTERN.source },
+});
+
+function parameters(): Record<string, JsonObject> {
+  return {
+    q: {
+      name: 'q',
+      in: 'query',
+      required: false,
+      description: `Full-text search over name, tagline and description; ${SEARCH_LIMITS.qMin} to ${SEARCH_LIMITS.qMax} characters.`,
+      schema: { type: 'string', minLength: SEARCH_LIMITS.qMin, maxLength: SEARCH_LIMITS.qMax },
+    },
+    category: slugFilter('category', 'Only listings in this category (category slug).'),
+    label: slugFilter('label', 'Only listings carrying this label (label slug).'),
+    tag: slugFilter('tag', 'Only listings carrying this tag (tag slug).'),
+    page: {
+      name: 'page',
+      in: 'query',
+      required: false,
+      description: `Page number, ${SEARCH_LIMITS.pageMin} to ${SEARCH_LIMITS.pageMax}.`,
+      schema: { type: 'integer', minimum: SEARCH_LIMITS.pageMin, maximum: SEARCH_LIMITS.pageMax, default: SEARCH_LIMITS.pageDefault },
+    },
+    limit: {
+      name: 'limit',
+      in: 'query',
+      required: false,
+      description: `Products per page, ${SEARCH_LIMITS.limitMin} to ${SEARCH_LIMITS.limitMax}.`,
+      schema: { type: 'integer', minimum: SEARCH_LIMITS.limitMin, maximum: SEARCH_LIMITS.limitMax, default: SEARCH_LIMITS.limitDefault },
+    },
+    slug: {
+      name: 'slug',
+      in: 'path',
+      required: true,
+      description: `The slug in the listing URL, 1 to ${SLUG_MAX} characters.`,
+      schema: { type: 'string', minLength: 1, maxLength: SLUG_MAX },
+    },
+    ifNoneMatch: {
+      name: 'If-None-Match',
+      in: 'header',
+      required: false,
+      description: 'ETag(s) of a copy the client holds; a match is answered 304 Not Modified without a body.',
+      schema: { type: 'string' },
+    },
+  };
+}
+
+const integerHeader = (description: string): JsonObject => ({ description, schema: { type: 'integer', minimum: 0 } });
+const stringHeader = (description: string): JsonObject => ({ description, schema: { type: 'string' } });
+
+function headers(searchPerMinute: number, otherPerMinute: number): Record<string, JsonObject> {
+  return {
+    ETag: stringHeader('Strong entity tag of the body; send it back in If-None-Match.'),
+    'Cache-Control': stringHeader('How long the answer may be kept: at most 300 s by shared caches (edge), at most 60 s by browsers; `no-store` on errors.'),
+    'X-RateLimit-Limit': integerHeader(`Requests allowed per minute in this route's budget (${searchPerMinute} for searches, ${otherPerMinute} for other calls).`),
+    'X-RateLimit-Remaining': integerHeader('Requests left in the current window.'),
+    'X-RateLimit-Reset': integerHeader('Unix time (seconds) at which the current window ends.'),
+    RateLimit: stringHeader('IETF draft RateLimit field: `"<bucket>";r=<remaining>;t=<seconds to reset>`.'),
+    'RateLimit-Policy': stringHeader('IETF draft RateLimit-Policy field: `"<bucket>";q=<quota>;w=<window seconds>`.'),
+    'Retry-After': integerHeader('Seconds until the window ends and requests are accepted again.'),
+    'X-Request-Id': stringHeader('Identifier of this request in the service logs; a valid X-Request-Id sent by the client is kept.'),
+  };
+}
+
+const RATE_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit', 'RateLimit-Policy', 'X-Request-Id'];
+
+function headerRefs(names: string[]): Record<string, unknown> {
+  return Object.fromEntries(names.map((n) => [n, ref('headers', n)]));
+}
+
+const json = (schemaName: ComponentName) => ({ 'application/json': { schema: ref('schemas', schemaName) } });
+
+function responses(): Record<string, JsonObject> {
+  return {
+    NotModified: {
+      description: 'Not Modified: the copy named in If-None-Match is current. No body.',
+      headers: headerRefs(['ETag', 'Cache-Control', ...RATE_HEADERS]),
+    },
+    BadRequest: {
+      description: 'Invalid input: `code` BAD_REQUEST, one entry per rejected parameter under `data.issues`.',
+      headers: headerRefs(['Cache-Control', ...RATE_HEADERS]),
+      content: json('Error'),
+    },
+    NotFound: {
+      description: 'No live listing has this slug (it does not exist or is not live): `code` NOT_FOUND.',
+      headers: headerRefs(['Cache-Control', ...RATE_HEADERS]),
+      content: json('Error'),
+    },
+    TooManyRequests: {
+      description: 'The per-IP budget for the minute is spent: `code` TOO_MANY_REQUESTS; slow down and retry after Retry-After seconds.',
+      headers: headerRefs(['Retry-After', 'Cache-Control', ...RATE_HEADERS]),
+      content: json('Error'),
+    },
+  };
+}
+
+function ok(description: string, schemaName: ComponentName): JsonObject {
+  return { description, headers: headerRefs(['ETag', 'Cache-Control', ...RATE_HEADERS]), content: json(schemaName) };
+}
+
+export interface OpenApiOptions {
+  publicUrl: string;
+  searchPerMinute: number;
+  otherPerMinute: number;
+}
+
+export type OpenApiDocument = JsonObject & {
+  openapi: string;
+  info: { title: string; version: string; description: string };
+  servers: Array<{ url: string; description?: string }>;
+  paths: Record<string, Record<string, JsonObject>>;
+  components: {
+    schemas: Record<ComponentName, JsonObject>;
+    parameters: Record<string, JsonObject>;
+    headers: Record<string, JsonObject>;
+    responses: Record<string, JsonObject>;
+  };
+};
+
+export function buildOpenApiDocument(opts: OpenApiOptions): OpenApiDocument {
+  const p = (name: string) => ref('parameters', name);
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Product catalog API',
+      version: API_VERSION,
+      description: [
+        'Read-only JSON access to the live listings of the product directory: search and list products, list categories, fetch one listing by slug.',
+        '',
+        'Only live listings are ever returned; a listing that is not live is treated as absent. No key is needed. Every endpoint is a GET, answers JSON and allows cross-origin requests.',
+        '',
+        `Requests are limited per IP: ${opts.searchPerMinute} searches and ${opts.otherPerMinute} other calls per minute; over the limit the answer is 429 until the minute ends.`,
+        'Answers may be served from an edge cache for up to five minutes, so a listing change takes up to that long to show.',
+        '',
+        'Anyone showing a listing elsewhere should link to its listing page (the product `url`).',
+      ].join('\n'),
+    },
+    servers: [{ url: `${opts.publicUrl}${API_PREFIX}`, description: 'This service' }],
+    tags: [
+      { name: 'products', description: 'Live listings' },
+      { name: 'categories', description: 'Categories with live-listing counts' },
+    ],
+    paths: {
+      '/search': {
+        get: {
+          operationId: 'searchProducts',
+          tags: ['products'],
+          summary: 'Search live listings',
+          description: 'Returns live listings, newest first (ties by id). Every filter is optional and filters combine. Unknown parameters are rejected.',
+          parameters: [p('q'), p('category'), p('label'), p('tag'), p('page'), p('limit'), p('ifNoneMatch')],
+          responses: {
+            '200': ok('One page of matching live listings, with the total across every page.', 'SearchResult'),
+            '304': ref('responses', 'NotModified'),
+            '400': ref('responses', 'BadRequest'),
+            '429': ref('responses', 'TooManyRequests'),
+          },
+        },
+      },
+      '/categories': {
+        get: {
+          operationId: 'listCategories',
+          tags: ['categories'],
+          summary: 'List categories',
+          description: 'Every category with its live-listing count (0 when none is live), ordered by name. Takes no parameters.',
+          parameters: [p('ifNoneMatch')],
+          responses: {
+            '200': ok('Every category, ordered by name.', 'CategoryList'),
+            '304': ref('responses', 'NotModified'),
+            '429': ref('responses', 'TooManyRequests'),
+          },
+        },
+      },
+      '/products/{slug}': {
+        get: {
+          operationId: 'getProduct',
+          tags: ['products'],
+          summary: 'Fetch one live listing',
+          description: 'The live listing with this slug, including its premium profile and promo when present.',
+          parameters: [p('slug'), p('ifNoneMatch')],
+          responses: {
+            '200': ok('The listing.', 'Product'),
+            '304': ref('responses', 'NotModified'),
+            '400': ref('responses', 'BadRequest'),
+            '404': ref('responses', 'NotFound'),
+            '429': ref('responses', 'TooManyRequests'),
+          },
+        },
+      },
+    },
+    components: {
+      schemas: componentSchemas(),
+      parameters: parameters(),
+      headers: headers(opts.searchPerMinute, opts.otherPerMinute),
+      responses: responses(),
+    },
+  };
+}
+
+/** Headers the document describes; kept in step with what CORS exposes. */
+export const DOCUMENTED_HEADERS: readonly string[] = EXPOSED_HEADERS;

@@ -1,0 +1,49 @@
+import type { FastifyInstance } from 'fastify';
+import { NO_STORE } from './caching.ts';
+import type { Metrics } from './metrics.ts';
+
+/**
+ * Endpoints for the people and machines that run the service, outside /api and outside the
+ * per-IP budgets (a load balancer probing every second must never be refused):
+ * - /healthz: the process is up and answering (liveness);
+ * - /readyz: it can serve current answers (readiness): 200 or 503 with each check;
+ * - /metrics: Prometheus exposition.
+ * None of them is cacheable.
+ */
+export interface ReadinessCheck {
+  ok: boolean;
+  detail?: string;
+}
+
+export interface Readiness {
+  check(): Promise<{ ready: boolean; checks: Record<string, ReadinessCheck> }>;
+}
+
+export interface OperationsDeps {
+  readiness: Readiness;
+  metrics: Metrics;
+}
+
+export async function registerOperations(app: FastifyInstance, deps: OperationsDeps): Promise<void> {
+  const { readiness, metrics } = deps;
+  // Probes and scrapes come every few seconds: keep them out of the request log.
+  const quiet = { logLevel: 'warn' as const };
+
+  app.get('/healthz', quiet, async (_request, reply) => reply.header('cache-control', NO_STORE).send({ status: 'ok' }));
+
+  app.get('/readyz', quiet, async (_request, reply) => {
+    const { ready, checks } = await readiness.check().catch((err: unknown) => ({
+      ready: false,
+      checks: { readiness: { ok: false, detail: `the checks themselves failed: ${(err as Error).message}` } } as Record<string, ReadinessCheck>,
+    }));
+    return reply
+      .code(ready ? 200 : 503)
+      .header('cache-control', NO_STORE)
+      .send({ status: ready ? 'ready' : 'not_ready', checks });
+  });
+
+  app.get('/metrics', quiet, async (_request, reply) => {
+    const text = await metrics.render();
+    return reply.header('cache-control', NO_STORE).type(metrics.contentType).send(text);
+  });
+}

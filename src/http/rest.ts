@@ -1,0 +1,108 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../config/config.ts';
+import { parseProductSlug, parseSearchParams } from '../read/params.ts';
+import { etagOf, type ReadService } from '../read/read-service.ts';
+import { cacheControlFor, sendCacheable } from './caching.ts';
+import { registerCors } from './cors.ts';
+import { renderDocsPage } from './docs-page.ts';
+import { METHOD_NOT_ALLOWED, notFoundRoute, sendError, requestPath } from './errors.ts';
+import { API_PREFIX, buildOpenApiDocument } from './openapi.ts';
+import type { RateLimits } from './rate-limit.ts';
+import { addRateLimitHook } from './rate-limit-hook.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The OpenAPI operation a route implements. */
+    operationId?: string;
+  }
+}
+
+export interface RestDeps {
+  config: Config;
+  read: ReadService;
+  rateLimits: RateLimits;
+}
+
+/** Paths of the scope that answer GET and HEAD only; other methods get a 405 naming them. */
+const GET_ONLY_PATHS = ['/search', '/categories', '/products', '/products/:slug', '/openapi.json', '/docs'];
+
+/**
+ * The REST API under /api/v1 (spec section 4): thin handlers over the read service. Bodies are
+ * the read service's JSON text, sent as they are (never parsed and re-serialized); validation
+ * goes through the same parsers as the MCP tools, so both reject the same input with the same
+ * issues. Fastify's own schema validation is not used: its error body is not ours.
+ *
+ * Order inside the scope: CORS first (preflights answered, headers on every answer), then the
+ * rate limit (before validation: invalid requests count), then the routes.
+ *
+ * Budgets: /search spends from the search bucket (30/min); /categories, /products/{slug}, the
+ * OpenAPI document, the reference page, 405s and unknown paths under /api/v1 spend from the
+ * other bucket (60/min). Only preflights are free.
+ */
+export async function registerRest(app: FastifyInstance, deps: RestDeps): Promise<void> {
+  const { read, rateLimits, config } = deps;
+  const cacheControl = cacheControlFor(config.cache.maxAgeSeconds);
+  const document = buildOpenApiDocument({
+    publicUrl: config.publicUrl,
+    searchPerMinute: config.rateLimits.searchPerMinute,
+    otherPerMinute: config.rateLimits.otherPerMinute,
+  });
+  const documentBody = JSON.stringify(document);
+  const documentAnswer = { body: documentBody, etag: etagOf(documentBody) };
+  const docsPage = renderDocsPage(document);
+  const docsAnswer = { body: docsPage.html, etag: etagOf(docsPage.html) };
+
+  await app.register(
+    async (api) => {
+      await registerCors(api);
+      addRateLimitHook(api, rateLimits);
+      // Unknown paths under /api/v1 pass the hooks above too: JSON 404 with CORS headers.
+      api.setNotFoundHandler(notFoundRoute);
+
+      api.get('/search', { config: { operationId: 'searchProducts', rateLimitBucket: 'search' } }, async (request, reply) => {
+        const query = parseSearchParams(request.query);
+        return sendCacheable(request, reply, await read.search(query), cacheControl);
+      });
+
+      api.get('/categories', { config: { operationId: 'listCategories', rateLimitBucket: 'other' } }, async (request, reply) =>
+        sendCacheable(request, reply, read.categories(), cacheControl),
+      );
+
+      api.get<{ Params: { slug: string } }>(
+        '/products/:slug',
+        { config: { operationId: 'getProduct', rateLimitBucket: 'other' } },
+        async (request, reply) => {
+          const slug = parseProductSlug({ slug: request.params.slug });
+          return sendCacheable(request, reply, read.product(slug), cacheControl);
+        },
+      );
+
+      // /api/v1/products/ (and /products) names no slug: the slug is rejected as too short.
+      api.get('/products', { config: { operationId: 'getProduct', rateLimitBucket: 'other' } }, async (request, reply) =>
+        sendCacheable(request, reply, read.product(parseProductSlug({ slug: '' })), cacheControl),
+      );
+
+      api.get('/openapi.json', { config: { rateLimitBucket: 'other' } }, async (request, reply) =>
+        sendCacheable(request, reply, documentAnswer, cacheControl),
+      );
+
+      api.get('/docs', { config: { rateLimitBucket: 'other' } }, async (request, reply) => {
+        reply.header('content-security-policy', docsPage.contentSecurityPolicy);
+        return sendCacheable(request, reply, docsAnswer, cacheControl, 'text/html; charset=utf-8');
+      });
+
+      for (const url of GET_ONLY_PATHS) {
+        api.route({ method: ['POST', 'PUT', 'PATCH', 'DELETE'], url, config: { rateLimitBucket: 'other' }, handler: methodNotAllowed });
+      }
+    },
+    { prefix: API_PREFIX },
+  );
+}
+
+function methodNotAllowed(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  reply.header('allow', 'GET, HEAD, OPTIONS');
+  return sendError(reply, 405, {
+    code: METHOD_NOT_ALLOWED,
+    message: `${request.method} is not allowed on ${JSON.stringify(requestPath(request))}: the REST API answers GET only.`,
+  });
+}
