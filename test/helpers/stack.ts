@@ -43,7 +43,23 @@ export async function startTestStack(
     logger: pino({ level: 'silent' }),
   });
   const settle = async () => {
-    await service.projector?.catchUp();
+    // Every outbox row committed so far must be behind the projection checkpoint. catchUp()
+    // alone may return while an unrelated open transaction holds the projector's horizon back.
+    const { rows } = await db.pool.query<{ max: number | null }>('SELECT max(seq) AS max FROM catalog.outbox');
+    const upTo = rows[0]?.max ?? 0;
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      await service.projector?.catchUp();
+      const pending = await db.pool.query<{ waiting: boolean }>(
+        `SELECT EXISTS (
+           SELECT 1 FROM catalog.outbox o, projection.checkpoints c
+           WHERE c.name = 'projection' AND o.seq <= $1 AND (o.txid, o.seq) > (c.txid, c.seq)) AS waiting`,
+        [upTo],
+      );
+      if (!pending.rows[0]?.waiting) break;
+      if (Date.now() > deadline) throw new Error('the projection did not catch up within 20 s');
+      await new Promise((r) => setTimeout(r, 20));
+    }
     await service.mirror.refresh();
   };
   await settle();
