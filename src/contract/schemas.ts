@@ -125,29 +125,32 @@ export const SEARCH_LIMITS = {
   limitDefault: 20,
 } as const;
 
+const SINGLE_TEXT = { error: 'must be a single text value' } as const;
+
 /** An integer given as a string (query strings) or a number (MCP arguments). */
 function integerParam(min: number, max: number, fallback: number) {
-  return z
-    .union([z.number(), z.string()])
-    .optional()
-    .transform((v, ctx) => {
-      if (v === undefined) return fallback;
-      const n = typeof v === 'number' ? v : /^[+-]?\d+$/.test(v.trim()) ? Number(v.trim()) : Number.NaN;
-      if (!Number.isInteger(n)) {
-        ctx.addIssue({ code: 'custom', message: 'must be an integer' });
-        return z.NEVER;
-      }
-      if (n < min || n > max) {
-        ctx.addIssue({ code: 'custom', message: `must be between ${min} and ${max}` });
-        return z.NEVER;
-      }
-      return n;
-    });
+  return z.unknown().optional().transform((v, ctx) => {
+    if (v === undefined) return fallback;
+    if (Array.isArray(v)) {
+      ctx.addIssue({ code: 'custom', message: 'must be given once' });
+      return z.NEVER;
+    }
+    const n = typeof v === 'number' ? v : typeof v === 'string' && /^[+-]?\d+$/.test(v.trim()) ? Number(v.trim()) : Number.NaN;
+    if (!Number.isInteger(n)) {
+      ctx.addIssue({ code: 'custom', message: 'must be an integer' });
+      return z.NEVER;
+    }
+    if (n < min || n > max) {
+      ctx.addIssue({ code: 'custom', message: `must be between ${min} and ${max}` });
+      return z.NEVER;
+    }
+    return n;
+  });
 }
 
 const filterSlug = (what: string) =>
   z
-    .string()
+    .string(SINGLE_TEXT)
     .min(1, { error: `must be a ${what} slug` })
     .max(SLUG_MAX, { error: `must be at most ${SLUG_MAX} characters` })
     .regex(SLUG_PATTERN, { error: `must be a ${what} slug: lowercase letters, digits and single hyphens` });
@@ -157,8 +160,10 @@ const filterSlug = (what: string) =>
  * rejected: a misspelt filter must not silently return the whole catalog.
  */
 export const searchParamsSchema = z.strictObject({
+  // Surrounding spaces are not part of the query: "  " is no 2-character search.
   q: z
-    .string()
+    .string(SINGLE_TEXT)
+    .trim()
     .min(SEARCH_LIMITS.qMin, { error: `must be ${SEARCH_LIMITS.qMin} to ${SEARCH_LIMITS.qMax} characters` })
     .max(SEARCH_LIMITS.qMax, { error: `must be ${SEARCH_LIMITS.qMin} to ${SEARCH_LIMITS.qMax} characters` })
     .optional()

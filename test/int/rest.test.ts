@@ -169,6 +169,11 @@ describe('GET /api/v1/search', () => {
     [`q=${q(100)}`, null],
     [`q=${q(101)}`, [{ path: ['q'], message: QUERY_LENGTH }]],
     ['q=', [{ path: ['q'], message: QUERY_LENGTH }]],
+    // surrounding spaces do not count: two spaces are no 2-character query
+    ['q=%20%20', [{ path: ['q'], message: QUERY_LENGTH }]],
+    ['q=%20a%20', [{ path: ['q'], message: QUERY_LENGTH }]],
+    ['q=pixel&q=forge', [{ path: ['q'], message: 'must be a single text value' }]],
+    ['page=1&page=2', [{ path: ['page'], message: 'must be given once' }]],
     ['page=0', [{ path: ['page'], message: PAGE_RANGE }]],
     ['page=1', null],
     ['page=500', null],
