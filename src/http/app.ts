@@ -8,6 +8,7 @@ import { registerOperations, type Readiness } from './operations.ts';
 import type { Metrics } from './metrics.ts';
 import type { RateLimits } from './rate-limit.ts';
 import { registerRest } from './rest.ts';
+import { registerPages } from '../web/pages.ts';
 
 export interface AppDeps {
   config: Config;
@@ -21,7 +22,8 @@ export interface AppDeps {
 
 /**
  * The HTTP application: infrastructure first (errors, CORS, caching, rate limits), then the
- * REST routes under /api/v1, the MCP endpoint at /api/mcp and the operations endpoints.
+ * REST routes under /api/v1, the MCP endpoint at /api/mcp, the operations endpoints and the
+ * directory pages that listing and category `url`s point to when SITE_URL is this service.
  * server.ts only listens; tests call app.inject or listen on port 0.
  */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -43,5 +45,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await registerRest(app, deps);
   await registerMcp(app, deps);
   await registerOperations(app, deps);
+  await registerPages(app, deps);
   return app;
 }
