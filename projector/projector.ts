@@ -9,7 +9,7 @@ import { OUTBOX_HORIZON, readCheckpoint, readCommittedOutbox, writeCheckpoint } 
 import { utcDate } from './product-document.ts';
 import { projectListings } from './project-listings.ts';
 import { lapsedPromoIds, msUntilNextUtcMidnight } from './promo-lapse.ts';
-import { pruneRemoved } from './prune.ts';
+import { pruneOutbox, pruneRemoved } from './prune.ts';
 import { rebuildProjection } from './reindex.ts';
 import { syncSearchBatch } from './search-sync.ts';
 
@@ -171,6 +171,8 @@ export function createProjector(opts: ProjectorOptions): Projector {
         return n > 0 ? n : undefined;
       });
       if (pruned) log.info({ pruned }, 'pruned old removals from projection.removed');
+      const outbox = await pruneOutbox(db(), retentionHours);
+      if (outbox) log.info({ pruned: outbox }, 'pruned projected outbox rows');
     }
     if (t - lastBlockedCheck >= BLOCKED_CHECK_MS) {
       lastBlockedCheck = t;
