@@ -10,7 +10,7 @@ import { utcDate } from './product-document.ts';
 import { projectListings } from './project-listings.ts';
 import { lapsedPromoIds, msUntilNextUtcMidnight } from './promo-lapse.ts';
 import { pruneOutbox, pruneRemoved } from './prune.ts';
-import { rebuildProjection } from './reindex.ts';
+import { rebuildProjection, rebuildSearchIndex } from './reindex.ts';
 import { syncSearchBatch } from './search-sync.ts';
 
 export interface ProjectorOptions {
@@ -137,7 +137,26 @@ export function createProjector(opts: ProjectorOptions): Projector {
       const summary = await rebuildProjection({ pool: db(), siteUrl: opts.siteUrl, externalSearch: searchIndex !== undefined, batchSize, now, log });
       log.info(summary, 'projection rebuilt');
     }
+    await checkSearchTarget();
     siteChecked = true;
+  }
+
+  /**
+   * The search checkpoint only means something for the index it was recorded with: an external
+   * index it does not describe (first switch to Meilisearch, another index or server) is filled
+   * from the projection first. Without an external index the record is cleared.
+   */
+  async function checkSearchTarget(): Promise<void> {
+    const { rows } = await db().query<{ target: string | null }>(`SELECT target FROM projection.checkpoints WHERE name = 'search'`);
+    const recorded = rows[0]?.target ?? null;
+    if (!searchIndex) {
+      if (recorded !== null) await db().query(`UPDATE projection.checkpoints SET target = NULL WHERE name = 'search'`);
+      return;
+    }
+    if (recorded === searchIndex.target) return;
+    log.info({ from: recorded, to: searchIndex.target }, 'the search index is not the one the search checkpoint describes; filling it from the projection');
+    const documents = await rebuildSearchIndex(db(), searchIndex, { batchSize });
+    log.info({ documents }, 'search index filled');
   }
 
   /**

@@ -154,6 +154,7 @@ export async function rebuildSearchIndex(
       })(),
     );
     await writeCheckpoint(client, 'search', at);
+    await client.query(`UPDATE projection.checkpoints SET target = $1 WHERE name = 'search'`, [index.target]);
     await client.query('COMMIT');
     return done;
   } catch (err) {

@@ -41,6 +41,12 @@ export interface SearchHits {
 
 export interface SearchIndex {
   readonly kind: 'embedded' | 'meilisearch';
+  /**
+   * Names the content this index holds: the same for every handle on one Meilisearch index,
+   * unique to each embedded engine (each starts empty). The projector rebuilds an external
+   * index whose target differs from the one its search checkpoint recorded.
+   */
+  readonly target: string;
   search(request: SearchRequest): Promise<SearchHits>;
   /** Adds or replaces documents by id. Resolves once the index confirmed them. */
   upsert(docs: readonly SearchDocument[]): Promise<void>;

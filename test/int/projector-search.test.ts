@@ -117,3 +117,35 @@ for (const [name, makeIndex] of targets) {
     });
   });
 }
+
+describe('switching to an external search index', () => {
+  it('fills an index the search checkpoint does not describe before following the outbox', async () => {
+    const db = await createTestDatabase();
+    try {
+      await insertCategory(db.pool, { slug: 'design', name: 'Design', noun: 'tools' });
+      await insertListing(db.pool, { slug: 'already-live', name: 'Already Live', category: 'design' });
+      // first without an external index (embedded mode): the search checkpoint follows the projection
+      const plain = createProjector({ connectionString: db.url, siteUrl: SITE, pollMs: 100 });
+      await plain.start();
+      await plain.catchUp();
+      await plain.stop();
+
+      const index = new EmbeddedSearchIndex();
+      const external = createProjector({ connectionString: db.url, siteUrl: SITE, pollMs: 100, searchIndex: index });
+      await external.start();
+      await external.catchUp();
+      expect((await index.search({ q: 'already', offset: 0, limit: 10 })).total).toBe(1);
+      await external.stop();
+
+      // the same index again: nothing to rebuild, and later changes still arrive
+      await insertListing(db.pool, { slug: 'arrives-later', name: 'Arrives Later', category: 'design' });
+      const again = createProjector({ connectionString: db.url, siteUrl: SITE, pollMs: 100, searchIndex: index });
+      await again.start();
+      await again.catchUp();
+      expect((await index.search({ offset: 0, limit: 10 })).total).toBe(2);
+      await again.stop();
+    } finally {
+      await db.drop();
+    }
+  });
+});

@@ -42,6 +42,7 @@
  * Writes apply synchronously between two reads. replaceAll builds a separate index and swaps it
  * in with one assignment; writes that arrive while it builds are applied to both.
  */
+import { randomUUID } from 'node:crypto';
 import type { SearchDocument, SearchHits, SearchIndex, SearchRequest } from '../port.ts';
 import { embeddedOptions, loadSearchSettings, type EmbeddedSearchOptions } from '../search-settings.ts';
 import { IndexState } from './index-state.ts';
@@ -50,6 +51,7 @@ type Write = { upsert: readonly SearchDocument[] } | { remove: readonly string[]
 
 export class EmbeddedSearchIndex implements SearchIndex {
   readonly kind = 'embedded' as const;
+  readonly target = `embedded:${randomUUID()}`;
   private readonly options: EmbeddedSearchOptions;
   private state: IndexState;
   /** Writes seen while replaceAll builds, replayed on the new index before it goes live. */

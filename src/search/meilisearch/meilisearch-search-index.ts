@@ -60,6 +60,7 @@ function toMeili(doc: SearchDocument): MeiliDocument {
  */
 export class MeilisearchSearchIndex implements SearchIndex {
   readonly kind = 'meilisearch' as const;
+  readonly target: string;
   private readonly client: Meilisearch;
   private readonly uid: string;
   private readonly file: SearchSettingsFile;
@@ -70,6 +71,7 @@ export class MeilisearchSearchIndex implements SearchIndex {
   constructor(options: MeilisearchIndexOptions) {
     this.client = new Meilisearch({ host: options.url, apiKey: options.key });
     this.uid = options.index;
+    this.target = `meilisearch:${options.url.replace(/\/+$/, '')}/indexes/${options.index}`;
     this.file = options.settings ?? loadSearchSettings();
     this.taskTimeoutMs = options.taskTimeoutMs ?? 600_000;
     this.batchSize = options.batchSize ?? 5000;
