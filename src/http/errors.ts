@@ -95,3 +95,20 @@ export function notFoundRoute(request: FastifyRequest, reply: FastifyReply): Fas
     message: `No route answers ${request.method} ${JSON.stringify(path)}.${hint}`,
   });
 }
+
+/**
+ * Failures the router meets before any hook runs (a malformed percent-encoding in the path,
+ * say): answered with the same error object, and with CORS on API paths, since no plugin saw
+ * the request.
+ */
+export function frameworkError(_error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const path = request.url.split('?')[0] ?? '';
+  const param = path.startsWith('/api/v1/products/') ? 'slug' : 'path';
+  if (path.startsWith('/api/')) reply.header('access-control-allow-origin', '*');
+  reply.header('x-content-type-options', 'nosniff');
+  return sendError(reply, 400, {
+    code: ErrorCode.BAD_REQUEST,
+    message: `Invalid request: '${param}' was rejected; see data.issues.`,
+    data: { issues: [{ path: [param], message: 'must be a valid URL path segment (malformed percent-encoding)' }] },
+  });
+}

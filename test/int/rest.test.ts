@@ -374,6 +374,17 @@ describe('GET /api/v1/categories', () => {
 });
 
 describe('error objects', () => {
+  test('a malformed percent-encoding in the slug is our 400, with CORS', async () => {
+    const res = await get('/api/v1/products/%E0%A4%A');
+    expect(res.statusCode).toBe(400);
+    expect(res.headers['access-control-allow-origin']).toBe('*');
+    expect(res.headers['cache-control']).toBe('no-store');
+    const body = res.json();
+    validator('Error')(body);
+    expect(body.code).toBe('BAD_REQUEST');
+    expect(body.data.issues).toEqual([{ path: ['slug'], message: 'must be a valid URL path segment (malformed percent-encoding)' }]);
+  });
+
   test('an unknown path under /api/v1 is a JSON 404 naming the path', async () => {
     const res = await get('/api/v1/nothing-here?x=1');
     expect(res.statusCode).toBe(404);
