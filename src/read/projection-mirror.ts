@@ -53,6 +53,9 @@ interface ProductRow {
 const PRODUCT_COLUMNS = 'id, slug, doc, name, punchline, description_text, category, labels, tags, listed_at';
 const LOAD_BATCH = 5000;
 
+/** Categories are listed by name as a reader expects: case and accents do not reorder them. */
+const byName = new Intl.Collator('en', { sensitivity: 'base', numeric: true });
+
 function searchDocument(row: ProductRow): SearchDocument {
   return {
     id: row.id,
@@ -91,7 +94,8 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
   let stopped = false;
 
   async function readCategories(client: PoolClient): Promise<string> {
-    const { rows } = await client.query<{ doc: string }>('SELECT doc FROM projection.category_counts ORDER BY lower(name) COLLATE "C", slug');
+    const { rows } = await client.query<{ slug: string; name: string; doc: string }>('SELECT slug, name, doc FROM projection.category_counts');
+    rows.sort((a, b) => byName.compare(a.name, b.name) || (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0));
     return `{"categories":[${rows.map((r) => r.doc).join(',')}]}`;
   }
 

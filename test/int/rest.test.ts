@@ -367,6 +367,17 @@ describe('GET /api/v1/categories', () => {
     });
   });
 
+  test('names sort as a reader expects: accents and case do not reorder them', async () => {
+    await stack.db.pool.query(
+      `INSERT INTO catalog.categories (slug, name, noun) VALUES ('eclair-tools', 'Éclair Tools', 'tools'), ('zeta', 'zeta', 'things')`,
+    );
+    await stack.settle();
+    const names = ((await get('/api/v1/categories')).json() as { categories: Array<{ name: string }> }).categories.map((c) => c.name);
+    expect(names).toEqual(['Design', 'Developer Tools', 'Éclair Tools', 'Empty Shelf', 'Productivity', 'zeta']);
+    await stack.db.pool.query(`DELETE FROM catalog.categories WHERE slug IN ('eclair-tools', 'zeta')`);
+    await stack.settle();
+  });
+
   test('the counts agree with searching each category', async () => {
     const { categories } = (await get('/api/v1/categories')).json() as { categories: Array<{ slug: string; count: number }> };
     for (const c of categories) expect((await search(`category=${c.slug}`)).total, c.slug).toBe(c.count);
