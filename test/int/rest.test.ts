@@ -172,6 +172,8 @@ describe('GET /api/v1/search', () => {
     // surrounding spaces do not count: two spaces are no 2-character query
     ['q=%20%20', [{ path: ['q'], message: QUERY_LENGTH }]],
     ['q=%20a%20', [{ path: ['q'], message: QUERY_LENGTH }]],
+    ['q=%F0%9F%98%80%F0%9F%98%80', [{ path: ['q'], message: 'must contain at least one letter or digit' }]],
+    ['q=--', [{ path: ['q'], message: 'must contain at least one letter or digit' }]],
     ['q=pixel&q=forge', [{ path: ['q'], message: 'must be a single text value' }]],
     ['page=1&page=2', [{ path: ['page'], message: 'must be given once' }]],
     ['page=0', [{ path: ['page'], message: PAGE_RANGE }]],
