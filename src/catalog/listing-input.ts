@@ -96,7 +96,8 @@ const social = z
     z
       .string()
       .max(LISTING_LIMITS.socialMax, { error: `must be at most ${LISTING_LIMITS.socialMax} characters` })
-      .regex(/^\S+$/, { error: 'must be a handle: not empty, no spaces' }),
+      // a handle, not a link: letters, digits, _ . - (and one @host for federated networks)
+      .regex(/^[\p{L}\p{N}_.-]+(@[\p{L}\p{N}.-]+)?$/u, { error: 'must be a handle such as "pixelforge": not empty, no spaces, no URL' }),
   );
 
 export const categoryLineSchema = z.strictObject({

@@ -96,7 +96,7 @@ describe('importCatalog', () => {
       'line 14: pricing_model: must be one of free, freemium, paid, open_source',
       'line 14: featured: must be true or false',
       'line 15: id: must be a UUID',
-      'line 15: social: must be a handle: not empty, no spaces',
+      'line 15: social: must be a handle such as "pixelforge": not empty, no spaces, no URL',
       'line 15: plan: must be free or premium',
       'line 15: maker_email: must be an e-mail address',
     ]);

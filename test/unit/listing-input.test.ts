@@ -134,7 +134,9 @@ describe('a listing line', () => {
     expect(problems({ logo: 'javascript:alert(1)' })).toEqual(['line 1: logo: must be an http(s) URL with a domain name']);
     expect(problems({ id: 'not-a-uuid' })).toEqual(['line 1: id: must be a UUID']);
     expect(problems({ maker_email: 'nobody' })).toEqual(['line 1: maker_email: must be an e-mail address']);
-    expect(problems({ social: '@' })).toEqual(['line 1: social: must be a handle: not empty, no spaces']);
+    expect(problems({ social: '@' })).toEqual(['line 1: social: must be a handle such as "pixelforge": not empty, no spaces, no URL']);
+    expect(problems({ social: 'https://x.example/upper' })).toEqual(['line 1: social: must be a handle such as "pixelforge": not empty, no spaces, no URL']);
+    expect(problems({ social: 'maker@mastodon.example' })).toEqual([]);
     expect(problems({ faq: [{ question: 'Q' }] })).toEqual(['line 1: faq.0.answer: is required']);
   });
 
