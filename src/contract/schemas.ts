@@ -77,8 +77,8 @@ export const searchResultSchema = z
   .strictObject({
     products: z.array(productSchema),
     total: z.number().int().min(0).describe('matches across every page'),
-    page: z.number().int(),
-    limit: z.number().int(),
+    page: z.number().int().min(1).max(500),
+    limit: z.number().int().min(1).max(50),
   })
   .meta({ id: 'SearchResult', title: 'SearchResult' });
 
@@ -191,7 +191,7 @@ export interface SearchQuery {
 
 export const productSlugParamSchema = z.strictObject({
   slug: z
-    .string()
+    .string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be text') })
     .min(1, { error: `must be 1 to ${SLUG_MAX} characters` })
     .max(SLUG_MAX, { error: `must be 1 to ${SLUG_MAX} characters` }),
 });

@@ -67,7 +67,7 @@ export function submitPromptText(website: string, categories: readonly Category[
     `   - product_type: ${productTypeSchema.options.join(' or ')}.`,
     "   - social: the maker's social network handle if the site shows one, without the leading @; otherwise leave it empty.",
     '3. Show me the complete draft and ask me to approve or correct it. Change what I ask for and show it again.',
-    '4. Only after I have approved the draft, save it with the submit_product tool. Do not call submit_product before my approval.',
+    '4. Only after I have approved the draft, save it with the submit_product tool. Do not call submit_product before my approval. If this server does not offer submit_product, give me the approved draft as text instead, so I can submit it through the directory myself.',
     '5. Tell me what submit_product answered, and give me any link it returns (a claim link or a payment link) so I can open it in my browser.',
   ].join('\n');
 }
@@ -80,7 +80,7 @@ export function registerSubmitPrompt(server: McpServer, ctx: McpCallContext): vo
       description:
         "Draft a directory listing from a product's website, have the maker approve it, then save it with submit_product.",
       // Any value reaches the callback, which validates it; the argument is still listed as required.
-      argsSchema: { website: z.unknown().describe("the product's website, an http(s) URL such as https://example.com") },
+      argsSchema: { website: z.string({ error: WEBSITE_RULE }).describe("the product's website, an http(s) URL such as https://example.com") },
     },
     async (args) => {
       try {

@@ -259,4 +259,9 @@ describe('get_product', () => {
       expect(error.data.issues.map((i) => i.path[0])).toEqual(rejected);
     }
   });
+
+  it('says plainly that the slug is required', async () => {
+    const error = JSON.parse(textOf(await call('get_product', {}))) as { data: { issues: unknown[] } };
+    expect(error.data.issues).toEqual([{ path: ['slug'], message: 'is required' }]);
+  });
 });

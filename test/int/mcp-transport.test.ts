@@ -211,7 +211,7 @@ describe('prompt submit_to_directory', () => {
   );
 
   it('refuses a missing website', async () => {
-    await expect(client.getPrompt({ name: 'submit_to_directory', arguments: {} })).rejects.toThrow(/website/);
+    await expect(client.getPrompt({ name: 'submit_to_directory', arguments: {} })).rejects.toThrow(/'website' must be the product's public http\(s\) address/);
   });
 });
 
