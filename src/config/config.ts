@@ -45,12 +45,27 @@ export const envSchema = z.object({
       ctx.addIssue({ code: 'custom', message: 'must be true, false, a hop count, or a comma-separated list of addresses/CIDRs' });
       return z.NEVER;
     }),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+      error: 'must be one of fatal, error, warn, info, debug, trace, silent',
+    })
+    .default('info'),
   RATE_LIMIT_SEARCH_PER_MIN: positiveInt(1, 10_000_000).default(30),
   RATE_LIMIT_OTHER_PER_MIN: positiveInt(1, 10_000_000).default(60),
   CACHE_MAX_ENTRIES: positiveInt(0, 10_000_000).default(5000),
   CACHE_MAX_AGE_SECONDS: positiveInt(0, 300).default(300),
-  MCP_ALLOWED_ORIGINS: z.string().default(''),
+  MCP_ALLOWED_ORIGINS: z
+    .string()
+    .default('')
+    .refine(
+      (v) =>
+        v
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+          .every((o) => o === '*' || /^https?:\/\/[^/\s?#]+\/?$/.test(o)),
+      { error: 'must be a comma-separated list of origins such as https://app.example.com, or *' },
+    ),
   READY_MAX_LAG_SECONDS: positiveInt(1, 86_400).default(30),
   PROJECTOR_BATCH_SIZE: positiveInt(1, 100_000).default(500),
   PROJECTOR_POLL_MS: positiveInt(50, 60_000).default(1000),

@@ -29,6 +29,14 @@ describe('configuration from the environment', () => {
     expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }).trustProxy).toEqual(['10.0.0.0/8', '127.0.0.1']);
   });
 
+  it('accepts origins and * in MCP_ALLOWED_ORIGINS', () => {
+    expect(loadConfig({ MCP_ALLOWED_ORIGINS: 'https://a.example, http://localhost:5173/,*' }).mcpAllowedOrigins).toEqual([
+      'https://a.example',
+      'http://localhost:5173',
+      '*',
+    ]);
+  });
+
   it('treats an empty variable as unset', () => {
     expect(loadConfig({ PORT: '', DATABASE_URL: '' }).port).toBe(3000);
   });
@@ -42,6 +50,9 @@ describe('configuration from the environment', () => {
     ['TRUST_PROXY', 'maybe', 'TRUST_PROXY: must be true, false'],
     ['RATE_LIMIT_SEARCH_PER_MIN', '0', 'RATE_LIMIT_SEARCH_PER_MIN: must be at least 1'],
     ['CACHE_MAX_AGE_SECONDS', '301', 'CACHE_MAX_AGE_SECONDS: must be at most 300'],
+    ['LOG_LEVEL', 'loud', 'LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent'],
+    ['MCP_ALLOWED_ORIGINS', 'not-an-origin', 'MCP_ALLOWED_ORIGINS: must be a comma-separated list of origins'],
+    ['MCP_ALLOWED_ORIGINS', 'https://a.example/path', 'MCP_ALLOWED_ORIGINS: must be a comma-separated list of origins'],
   ])('rejects %s=%s with a line naming the variable', (name, value, message) => {
     let error: unknown;
     try {
