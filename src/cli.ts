@@ -2,6 +2,7 @@
  * The `catalog` command. Each subcommand lives in src/cli/<name>.ts and exports a default
  * function taking its arguments and resolving to the exit code.
  */
+import { readFileSync } from 'node:fs';
 import { ConfigError } from './config/config.ts';
 
 const commands: Record<string, { summary: string; load: () => Promise<{ default: (args: string[]) => Promise<number> }> }> = {
@@ -17,7 +18,7 @@ const commands: Record<string, { summary: string; load: () => Promise<{ default:
 function usage(): string {
   const width = Math.max(...Object.keys(commands).map((c) => c.length));
   return [
-    'usage: catalog <command> [options]',
+    'usage: catalog <command> [options]   (catalog --version prints the version)',
     '',
     'commands:',
     ...Object.entries(commands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
@@ -28,6 +29,11 @@ function usage(): string {
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
+  if (name === '--version' || name === '-v') {
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    console.log(pkg.version);
+    return 0;
+  }
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     console.log(usage());
     return name ? 0 : 2;

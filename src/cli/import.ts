@@ -43,7 +43,13 @@ export default async function importCommand(args: string[]): Promise<number> {
   } else {
     try {
       file = await open(source, 'r');
-      size = (await file.stat()).size;
+      const stat = await file.stat();
+      if (stat.isDirectory()) {
+        await file.close();
+        process.stderr.write(`catalog import: cannot read ${source}: it is a directory, not an NDJSON file\n`);
+        return 1;
+      }
+      size = stat.isFile() ? stat.size : undefined;
     } catch (err) {
       process.stderr.write(`catalog import: cannot read ${source}: ${(err as Error).message}\n`);
       return 1;

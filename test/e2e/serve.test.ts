@@ -177,6 +177,14 @@ describe('catalog serve on the embedded defaults', () => {
     expect(err.trim()).toBe('catalog: configuration error: PORT: must be a whole number');
   });
 
+  it('prints its version', async () => {
+    const child = spawn(process.execPath, [CLI, '--version']);
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    expect(await new Promise<number | null>((resolve) => child.on('exit', resolve))).toBe(0);
+    expect(out.trim()).toBe('1.0.0');
+  });
+
   it('prints usage for an unknown command', async () => {
     const child = spawn(process.execPath, [CLI, 'frobnicate']);
     let err = '';

@@ -367,6 +367,10 @@ describe('catalog import (the command)', () => {
     const missing = await runCatalog(['import', path.join(tmp, 'missing.ndjson')]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/cannot read .*missing\.ndjson/);
+    const folder = await runCatalog(['import', tmp]);
+    expect(folder.code).toBe(1);
+    expect(folder.stderr).toContain(`cannot read ${tmp}: it is a directory, not an NDJSON file`);
+    expect(folder.stderr).not.toMatch(/EISDIR|at async/);
     const help = await runCatalog(['import', '--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/^usage: catalog import FILE\|-/);
