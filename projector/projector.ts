@@ -1,4 +1,5 @@
 import { createPool, type Pool, type PoolClient } from '../src/db/pool.ts';
+import { createCoalescedRunner } from '../src/util/coalesced-runner.ts';
 import type { SearchIndex } from '../src/search/port.ts';
 import { blockingTransaction } from './lag.ts';
 import { createLeadership } from './leadership.ts';
@@ -60,8 +61,6 @@ export function createProjector(opts: ProjectorOptions): Projector {
   let stopping = false;
   let pollTimer: NodeJS.Timeout | undefined;
   let midnightTimer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let again = false;
   let siteChecked = false;
   let lastPrune = 0;
   let lastBlockedCheck = 0;
@@ -227,25 +226,9 @@ export function createProjector(opts: ProjectorOptions): Projector {
     await housekeeping();
   }
 
-  /** Runs the pump, coalescing wake-ups: at most one run and one queued. */
-  function pump(): Promise<void> {
-    if (running) {
-      again = true;
-      return running;
-    }
-    running = (async () => {
-      try {
-        do {
-          again = false;
-          if (!leadership.isLeader || stopping) return;
-          await pumpOnce();
-        } while (again && !stopping);
-      } finally {
-        running = undefined;
-      }
-    })();
-    return running;
-  }
+  /** The pump, coalescing wake-ups: at most one run and one queued, only while leading. */
+  const pumper = createCoalescedRunner(pumpOnce, () => leadership.isLeader && !stopping);
+  const pump = () => pumper.run();
 
   function wake(): void {
     if (stopping || !leadership.isLeader) return;
@@ -306,7 +289,7 @@ export function createProjector(opts: ProjectorOptions): Projector {
       if (midnightTimer) clearTimeout(midnightTimer);
       if (heldBackTimer) clearTimeout(heldBackTimer);
       await listener.close();
-      await running?.catch(() => undefined);
+      await pumper.current?.catch(() => undefined);
       await leadership.release();
       await pool?.end();
       pool = undefined;

@@ -7,7 +7,7 @@ import { silentLog, type ProjectorLog } from './log.ts';
 import { comparePositions, committedOutboxEnd, readCheckpoint, writeCheckpoint, type OutboxPosition } from './outbox-reader.ts';
 import { buildProductDocument, utcDate, type ProductDocument } from './product-document.ts';
 import { notifyProjectionChanged, nextVersion, recordRemoved, writeProducts } from './projection-store.ts';
-import { SEARCH_COLUMNS, searchDocumentOf } from './search-sync.ts';
+import { SEARCH_COLUMNS, searchDocumentOf } from '../src/search/search-row.ts';
 
 export interface ReindexOptions {
   pool: Pool;

@@ -1,34 +1,9 @@
 import type { Pool } from '../src/db/pool.ts';
 import type { SearchDocument, SearchIndex } from '../src/search/port.ts';
+import { SEARCH_COLUMNS, searchDocumentOf, type SearchRow } from '../src/search/search-row.ts';
 import type { Queryable } from './listing-source.ts';
 import { SEARCH_WRITE_LOCK } from './locks.ts';
 import { comparePositions, readCheckpoint, readCommittedOutbox, writeCheckpoint } from './outbox-reader.ts';
-
-interface SearchRow {
-  id: string;
-  name: string;
-  punchline: string;
-  description_text: string;
-  category: string | null;
-  labels: string[];
-  tags: string[];
-  listed_at: Date | null;
-}
-
-export const SEARCH_COLUMNS = 'id, name, punchline, description_text, category, labels, tags, listed_at';
-
-export function searchDocumentOf(row: SearchRow): SearchDocument {
-  return {
-    id: row.id,
-    name: row.name,
-    punchline: row.punchline,
-    description_text: row.description_text,
-    category: row.category,
-    labels: row.labels,
-    tags: row.tags,
-    listed_at: row.listed_at === null ? null : row.listed_at.getTime(),
-  };
-}
 
 async function loadSearchDocuments(db: Queryable, ids: readonly string[]): Promise<SearchDocument[]> {
   const { rows } = await db.query<SearchRow>(`SELECT ${SEARCH_COLUMNS} FROM projection.products WHERE id = ANY($1::uuid[])`, [ids]);

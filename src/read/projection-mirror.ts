@@ -1,6 +1,8 @@
 import { createListener, type Subscriber } from '../db/listen.ts';
+import { createCoalescedRunner } from '../util/coalesced-runner.ts';
 import type { Pool, PoolClient } from '../db/pool.ts';
 import type { SearchDocument, SearchIndex } from '../search/port.ts';
+import { SEARCH_COLUMNS, searchDocumentOf, type SearchRow } from '../search/search-row.ts';
 
 /**
  * This process's copy of the projection: every live product's stored JSON, indexed by id and
@@ -37,37 +39,16 @@ export interface ProjectionMirror {
   stop(): Promise<void>;
 }
 
-interface ProductRow {
-  id: string;
+interface ProductRow extends SearchRow {
   slug: string;
   doc: string;
-  name: string;
-  punchline: string;
-  description_text: string;
-  category: string | null;
-  labels: string[];
-  tags: string[];
-  listed_at: Date | null;
 }
 
-const PRODUCT_COLUMNS = 'id, slug, doc, name, punchline, description_text, category, labels, tags, listed_at';
+const PRODUCT_COLUMNS = `slug, doc, ${SEARCH_COLUMNS}`;
 const LOAD_BATCH = 5000;
 
 /** Categories are listed by name as a reader expects: case and accents do not reorder them. */
 const byName = new Intl.Collator('en', { sensitivity: 'base', numeric: true });
-
-function searchDocument(row: ProductRow): SearchDocument {
-  return {
-    id: row.id,
-    name: row.name,
-    punchline: row.punchline,
-    description_text: row.description_text,
-    category: row.category,
-    labels: row.labels,
-    tags: row.tags,
-    listed_at: row.listed_at ? row.listed_at.getTime() : null,
-  };
-}
 
 export interface ProjectionMirrorOptions {
   pool: Pool;
@@ -89,8 +70,6 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
   const listeners = new Set<(version: number) => void>();
   let subscriber: Subscriber | undefined;
   let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let again = false;
   let stopped = false;
 
   async function readCategories(client: PoolClient): Promise<string> {
@@ -124,7 +103,7 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
         const entry: MirroredProduct = { id: row.id, slug: row.slug, doc: row.doc };
         nextById.set(row.id, entry);
         nextBySlug.set(row.slug, entry);
-        if (embeddedIndex) docs.push(searchDocument(row));
+        if (embeddedIndex) docs.push(searchDocumentOf(row));
       }
       if (embeddedIndex) batches.push(docs);
     }
@@ -149,7 +128,7 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
     const removedIds = removed.rows.map((r) => r.id).filter((id) => byId.has(id));
     if (embeddedIndex) {
       if (removedIds.length) await embeddedIndex.remove(removedIds);
-      if (changed.rows.length) await embeddedIndex.upsert(changed.rows.map(searchDocument));
+      if (changed.rows.length) await embeddedIndex.upsert(changed.rows.map(searchDocumentOf));
     }
     for (const id of removedIds) {
       const old = byId.get(id);
@@ -198,24 +177,9 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
     if (changedTo !== undefined) for (const l of listeners) l(changedTo);
   }
 
-  /** Coalesces concurrent triggers (notify + poll) into at most one running and one queued sync. */
-  function refresh(): Promise<void> {
-    if (running) {
-      again = true;
-      return running;
-    }
-    running = (async () => {
-      try {
-        do {
-          again = false;
-          await sync();
-        } while (again && !stopped);
-      } finally {
-        running = undefined;
-      }
-    })();
-    return running;
-  }
+  /** Concurrent triggers (notify + poll) fold into at most one running and one queued sync. */
+  const syncer = createCoalescedRunner(sync, () => !stopped);
+  const refresh = () => syncer.run();
 
   function refreshQuietly(): void {
     refresh().catch((err: unknown) => opts.log?.warn({ err }, 'projection mirror refresh failed; retrying on the next poll'));
@@ -262,7 +226,7 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
       stopped = true;
       if (timer) clearInterval(timer);
       await subscriber?.close().catch(() => undefined);
-      await running?.catch(() => undefined);
+      await syncer.current?.catch(() => undefined);
     },
   };
 }
