@@ -1,0 +1,214 @@
+import type { Footprint } from './footprint.ts';
+import type { FreshnessResult } from './freshness.ts';
+import type { LoadResult } from './load.ts';
+import type { Kind, Target } from './scenarios.ts';
+
+/** Everything one run measured, as printed (text table) or as JSON (--json). */
+export interface ScenarioRow extends LoadResult {
+  id: string;
+  title: string;
+  kind: Kind;
+  server: Target;
+  /** Distinct requests the scenario walks through (1: one repeated request). */
+  variants: number;
+  bodyBytes: number;
+  baseline?: 'hello' | 'body';
+  /** req/s of this scenario over req/s of its baseline. */
+  ratio?: number;
+}
+
+export interface TargetCheck {
+  name: string;
+  goal: string;
+  measured: string;
+  /** null: not judged at this catalog size. */
+  met: boolean | null;
+}
+
+export interface RunReport {
+  machine: {
+    cores: number;
+    cpuModel: string;
+    node: string;
+    platform: string;
+    memoryMB: number;
+    /** 1-minute load average before the run and after the load phase: other work on the cores skews every figure. */
+    loadAverage: { before: number; afterLoad: number };
+  };
+  settings: {
+    size: number;
+    connections: number;
+    durationSeconds: number;
+    warmupSeconds: number;
+    cacheMisses: string;
+    loadGenerator: string;
+    cpuProfileDir?: string;
+  };
+  catalog: { liveListings: number; dataDir: string; importedThisRun: boolean; importSeconds?: number };
+  scenarios: ScenarioRow[];
+  freshness?: FreshnessResult;
+  footprint: { afterLoad: Footprint; readyMs: number; atReady: Footprint };
+  targets: TargetCheck[];
+}
+
+const ms = (v: number) => (Number.isFinite(v) ? (v < 10 ? v.toFixed(2) : v.toFixed(1)) : '-');
+const pct = (v: number | undefined) => (v === undefined ? '' : `${Math.round(v * 100)} %`);
+const cores = (v: number | undefined) => (v === undefined ? '-' : v.toFixed(2));
+const int = (v: number) => Math.round(v).toLocaleString('en-US');
+
+/** Server CPU time per answered request, in microseconds: less sensitive to other load than req/s. */
+export function serverMicrosPerRequest(row: LoadResult): number | undefined {
+  return row.cpu.server === undefined || row.okPerSecond === 0 ? undefined : (row.cpu.server * 1e6) / row.okPerSecond;
+}
+
+/**
+ * Ratios to the baselines. Each baseline runs first and again last; the mean of its runs is
+ * the reference, so a drift of the machine during the run weighs on both sides.
+ */
+export function attachRatios(rows: ScenarioRow[]): void {
+  const mean = (target: Target) => {
+    const runs = rows.filter((r) => r.kind === 'baseline' && r.server === target).map((r) => r.okPerSecond);
+    return runs.length ? runs.reduce((a, b) => a + b, 0) / runs.length : undefined;
+  };
+  const baseline = { hello: mean('hello'), body: mean('body') };
+  for (const row of rows) {
+    const b = row.baseline && baseline[row.baseline];
+    if (b) row.ratio = row.okPerSecond / b;
+  }
+}
+
+export function checkTargets(report: Omit<RunReport, 'targets'>): TargetCheck[] {
+  const { size } = report.settings;
+  const rows = report.scenarios;
+  const checks: TargetCheck[] = [];
+
+  const baselineMicros = (target: Target) => {
+    const runs = rows.filter((r) => r.kind === 'baseline' && r.server === target).map(serverMicrosPerRequest);
+    return runs.every((v) => v !== undefined) && runs.length ? (runs as number[]).reduce((a, b) => a + b, 0) / runs.length : undefined;
+  };
+  const cpuNote = (row: ScenarioRow, target: Target) => {
+    const mine = serverMicrosPerRequest(row);
+    const base = baselineMicros(target);
+    return mine !== undefined && base !== undefined ? ` (server CPU ${mine.toFixed(0)} µs/request vs the baseline's ${base.toFixed(0)})` : '';
+  };
+  const cached = rows.filter((r) => r.kind === 'search-cached' && r.ratio !== undefined);
+  if (cached.length) {
+    const worst = cached.reduce((a, b) => (b.ratio! < a.ratio! ? b : a));
+    checks.push({
+      name: 'cached /search vs precomputed-body baseline',
+      goal: '≥ 80 % of its req/s (every cached search)',
+      measured: `lowest ${pct(worst.ratio)} (${worst.title})${cpuNote(worst, 'body')}; all: ${cached.map((r) => pct(r.ratio)).join(', ')}`,
+      met: cached.every((r) => r.ratio! >= 0.8),
+    });
+  }
+  const product = rows.find((r) => r.kind === 'product');
+  if (product?.ratio !== undefined) {
+    checks.push({ name: '/products/{slug} vs hello-world baseline', goal: '≥ 70 % of its req/s', measured: `${pct(product.ratio)}${cpuNote(product, 'hello')}`, met: product.ratio >= 0.7 });
+  }
+  const uncached = rows.filter((r) => r.kind === 'search-uncached');
+  if (uncached.length) {
+    const limit = size <= 10_000 ? 5 : size <= 100_000 ? 15 : undefined;
+    const worst = uncached.reduce((a, b) => (b.p99 > a.p99 ? b : a));
+    checks.push({
+      name: `uncached /search p99 at ${int(size)} listings, -c ${report.settings.connections}`,
+      goal: limit ? `≤ ${limit} ms (every uncached search)` : 'none above 100,000 listings',
+      measured: `highest ${ms(worst.p99)} ms (${worst.title})`,
+      met: limit ? worst.p99 <= limit : null,
+    });
+  }
+  if (report.freshness) {
+    const f = report.freshness;
+    const worst = Math.max(f.product.p99, f.search.p99);
+    checks.push({
+      name: 'freshness p99 (commit → visible)',
+      goal: '≤ 1000 ms in /products/{slug} and /search',
+      measured: `/products ${ms(f.product.p99)} ms, /search ${ms(f.search.p99)} ms${f.product.missed + f.search.missed ? `, ${f.product.missed + f.search.missed} never seen` : ''}`,
+      met: worst <= 1000 && f.product.missed + f.search.missed === 0,
+    });
+  }
+  checks.push({
+    name: 'RSS of the serving process after load',
+    goal: '≤ 600 MB at 100,000 listings',
+    measured: `${int(report.footprint.afterLoad.rssMB)} MB at ${int(size)} listings (peak ${int(report.footprint.afterLoad.peakRssMB)} MB)`,
+    met: size >= 100_000 ? report.footprint.afterLoad.rssMB <= 600 : null,
+  });
+  checks.push({
+    name: 'catalog serve → ready on an existing database',
+    goal: '≤ 5 s at 10,000 listings',
+    measured: `${(report.footprint.readyMs / 1000).toFixed(2)} s at ${int(size)} listings`,
+    met: size === 10_000 ? report.footprint.readyMs <= 5000 : null,
+  });
+  return checks;
+}
+
+function table(header: string[], rows: string[][], rightAligned: Set<number>): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => (rightAligned.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(' | ')} |`;
+  const rule = `|${widths.map((w, i) => (rightAligned.has(i) ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`;
+  return [line(header), rule, ...rows.map(line)].join('\n');
+}
+
+const SERVER: Record<Target, string> = { serve: 'serve', api: 'api, cache off', hello: 'baseline', body: 'baseline' };
+
+export function formatReport(r: RunReport): string {
+  const out: string[] = [];
+  out.push(
+    `Machine: ${r.machine.cores} cores, ${r.machine.cpuModel}, ${int(r.machine.memoryMB)} MB RAM, Node ${r.machine.node} (${r.machine.platform}); ` +
+      `1-min load average ${r.machine.loadAverage.before.toFixed(2)} before the run, ${r.machine.loadAverage.afterLoad.toFixed(2)} after the load phase` +
+      (r.machine.loadAverage.before > 0.5 ? ' (other work was running: figures are lower than on a quiet machine)' : ''),
+    `Catalog: ${int(r.catalog.liveListings)} live listings (--size ${r.settings.size}), data in ${r.catalog.dataDir}${r.catalog.importedThisRun ? `, imported this run in ${r.catalog.importSeconds?.toFixed(1)} s` : ', reused'}`,
+    `Load: ${r.settings.loadGenerator}, ${r.settings.connections} connections, ${r.settings.durationSeconds} s measured after ${r.settings.warmupSeconds} s warm-up per scenario, on 127.0.0.1`,
+    `Cache misses: ${r.settings.cacheMisses}`,
+    '',
+  );
+  out.push(
+    table(
+      ['scenario', 'server', 'variants', 'body B', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', 'vs baseline', 'server cores', 'server µs/req', 'other cores'],
+      r.scenarios.map((s) => [
+        s.title,
+        SERVER[s.server],
+        String(s.variants),
+        int(s.bodyBytes),
+        int(s.okPerSecond),
+        ms(s.p50),
+        ms(s.p99),
+        int(s.non2xx),
+        int(s.errors),
+        s.ratio === undefined ? '' : `${pct(s.ratio)} of ${s.baseline === 'hello' ? 'hello' : 'body'}`,
+        cores(s.cpu.server),
+        serverMicrosPerRequest(s)?.toFixed(0) ?? '-',
+        cores(s.cpu.other),
+      ]),
+      new Set([2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]),
+    ),
+    '',
+  );
+  if (r.freshness) {
+    const f = r.freshness;
+    out.push(
+      `Freshness: ${f.updates} listing updates at ${f.updatesPerSecond.toFixed(1)}/s through the write model, polled every ${f.pollMs} ms:`,
+      table(
+        ['visible in', 'p50 ms', 'p99 ms', 'max ms', 'never seen'],
+        [
+          ['GET /products/{slug}', ms(f.product.p50), ms(f.product.p99), ms(f.product.max), String(f.product.missed)],
+          ['GET /search?q=word', ms(f.search.p50), ms(f.search.p99), ms(f.search.max), String(f.search.missed)],
+        ],
+        new Set([1, 2, 3, 4]),
+      ),
+      '',
+    );
+  }
+  out.push(
+    `Footprint: serve RSS ${int(r.footprint.afterLoad.rssMB)} MB after load (peak ${int(r.footprint.afterLoad.peakRssMB)} MB); ` +
+      `ready ${(r.footprint.readyMs / 1000).toFixed(2)} s after spawn on the existing database (RSS then ${int(r.footprint.atReady.rssMB)} MB)`,
+    '',
+    'Targets:',
+    table(
+      ['target', 'goal', 'measured', 'met'],
+      r.targets.map((t) => [t.name, t.goal, t.measured, t.met === null ? 'n/a at this size' : t.met ? 'met' : 'NOT met']),
+      new Set(),
+    ),
+  );
+  if (r.settings.cpuProfileDir) out.push('', `CPU profiles: ${r.settings.cpuProfileDir}`);
+  return out.join('\n');
+}

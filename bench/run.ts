@@ -1,0 +1,235 @@
+/**
+ * `npm run bench`: the real service under load next to two bare Fastify baselines on the same
+ * machine, then freshness under a stream of writes and the service's footprint. See the
+ * README section "Performance" for what each figure means.
+ */
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { prepareCatalogData, defaultDataDir } from './catalog-data.ts';
+import { startCatalog, type CatalogProcess } from './catalog-process.ts';
+import { sampleCatalog } from './catalog-sample.ts';
+import { footprintOf } from './footprint.ts';
+import { measureFreshness, type FreshnessResult } from './freshness.ts';
+import { runLoad } from './load.ts';
+import { preflight } from './preflight.ts';
+import { formatProfileSummary, readProfile, summarizeProfile } from './profile-summary.ts';
+import { spawnNode, stopAll, stopChildrenOnSignals } from './processes.ts';
+import { attachRatios, checkTargets, formatReport, type RunReport, type ScenarioRow } from './report.ts';
+import { buildScenarios, VARIANTS, type Target } from './scenarios.ts';
+
+const HELP = `usage: npm run bench -- [options]
+
+  --size N          listings in the demo catalog (default 10000; e.g. 100000)
+  --duration S      measured seconds per scenario (default 8)
+  --warmup S        warm-up seconds per scenario, not measured (default 2)
+  --connections N   concurrent connections of the load generator (default 10)
+  --only IDS        run only these scenarios (comma-separated ids or id prefixes, e.g.
+                    search-word,product); the baselines always run
+  --no-freshness    skip the freshness measurement
+  --cpu-prof        CPU-profile the serve and api processes (node --cpu-prof) and print
+                    where their time went
+  --fresh           rebuild the benchmark database even when a current one exists
+  --data-dir DIR    the benchmark database folder (default: per size under the temp folder)
+  --json            print the report as JSON instead of tables
+`;
+
+function parse() {
+  const { values } = parseArgs({
+    options: {
+      size: { type: 'string', default: '10000' },
+      duration: { type: 'string', default: '8' },
+      warmup: { type: 'string', default: '2' },
+      connections: { type: 'string', default: '10' },
+      only: { type: 'string' },
+      'no-freshness': { type: 'boolean', default: false },
+      'cpu-prof': { type: 'boolean', default: false },
+      fresh: { type: 'boolean', default: false },
+      'data-dir': { type: 'string' },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+  });
+  const num = (name: string, v: string, min: number, max: number) => {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n < min || n > max) throw new Error(`--${name}: must be a number from ${min} to ${max}`);
+    return n;
+  };
+  const size = Math.round(num('size', values.size, 100, 1_000_000));
+  return {
+    help: values.help,
+    size,
+    durationSeconds: num('duration', values.duration, 1, 600),
+    warmupSeconds: num('warmup', values.warmup, 0, 120),
+    connections: Math.round(num('connections', values.connections, 1, 1000)),
+    only: values.only?.split(',').map((s) => s.trim()).filter(Boolean),
+    freshness: !values['no-freshness'],
+    cpuProf: values['cpu-prof'],
+    fresh: values.fresh,
+    dataDir: path.resolve(values['data-dir'] ?? defaultDataDir(size)),
+    json: values.json,
+  };
+}
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+async function startBaseline(mode: 'hello' | 'body', bodyFile?: string): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
+  const child = spawnNode(`baseline ${mode}`, { args: ['bin/run-ts.js', 'bench/baseline-server.ts', mode, ...(bodyFile ? [bodyFile] : [])] });
+  try {
+    const m = await child.waitForLine(/baseline listening on (http:\/\/\S+)/, 30_000);
+    return { url: m[1]!, pid: child.pid, stop: () => child.stop() };
+  } catch (err) {
+    await child.stop();
+    throw err;
+  }
+}
+
+async function main(): Promise<number> {
+  let opts;
+  try {
+    opts = parse();
+  } catch (err) {
+    console.error(`${(err as Error).message}\n\n${HELP}`);
+    return 2;
+  }
+  if (opts.help) {
+    console.log(HELP);
+    return 0;
+  }
+  stopChildrenOnSignals();
+  const loadBefore = os.loadavg()[0]!;
+  if (loadBefore > 0.5) log(`note: the 1-min load average is ${loadBefore.toFixed(2)}; other work competes with the benchmark for the cores`);
+  const work = await mkdtemp(path.join(os.tmpdir(), 'catalog-bench-run-'));
+  let profileDir: string | undefined;
+  if (opts.cpuProf) {
+    profileDir = path.join(os.tmpdir(), 'catalog-bench', `profiles-${new Date().toISOString().replace(/[:.]/g, '-')}`);
+    await mkdir(profileDir, { recursive: true });
+  }
+  // One folder per process: node writes a profile per thread (the module loader runs in one).
+  const profileFlags = (name: string) => (profileDir ? ['--cpu-prof', '--cpu-prof-dir', path.join(profileDir, name)] : []);
+
+  try {
+    const data = await prepareCatalogData({ size: opts.size, dataDir: opts.dataDir, fresh: opts.fresh, log });
+
+    log('starting catalog serve on the existing database…');
+    const serve: CatalogProcess = await startCatalog({ command: 'serve', dataDir: data.dataDir, nodeOptions: profileFlags('serve') });
+    const atReady = await footprintOf(serve.pid);
+    log(`  ready in ${(serve.readyMs / 1000).toFixed(2)} s at ${serve.url}`);
+
+    const total = (await (await fetch(`${serve.url}/api/v1/search?limit=1`)).json()) as { total: number };
+    const sample = await sampleCatalog(serve.url, 2000);
+    log(`  ${total.total} live listings; sampled ${sample.products.length} for slugs and words`);
+
+    log('starting catalog api on the same database with its response cache off (CACHE_MAX_ENTRIES=0)…');
+    const api = await startCatalog({ command: 'api', dataDir: data.dataDir, env: { CACHE_MAX_ENTRIES: '0' }, nodeOptions: profileFlags('api') });
+
+    const bodyFile = path.join(work, 'search-page.json');
+    await writeFile(bodyFile, sample.searchPage);
+    const hello = await startBaseline('hello');
+    const body = await startBaseline('body', bodyFile);
+    log(`baselines: hello-world at ${hello.url}, precomputed ${sample.searchPage.length}-byte search page at ${body.url}`);
+
+    let scenarios = buildScenarios(sample);
+    if (opts.only) {
+      const only = opts.only;
+      scenarios = scenarios.filter((s) => s.kind === 'baseline' || only.some((o) => s.id === o || s.id.startsWith(o)));
+    }
+    const origins: Record<Target, string> = { serve: serve.url, api: api.url, hello: hello.url, body: body.url };
+    const pids: Record<Target, number> = { serve: serve.pid, api: api.pid, hello: hello.pid, body: body.pid };
+    log(`preflight: every request of ${scenarios.length} scenarios once…`);
+    const checked = await preflight(scenarios, origins);
+    for (const [id, n] of Object.entries(checked.dropped)) log(`  ${id}: dropped ${n} variants that match nothing`);
+
+    const rows: ScenarioRow[] = [];
+    for (const s of scenarios) {
+      log(`load: ${s.title} (${s.requests.length} distinct request${s.requests.length > 1 ? 's' : ''})…`);
+      const result = await runLoad({
+        url: origins[s.target],
+        requests: s.requests,
+        connections: opts.connections,
+        durationSeconds: opts.durationSeconds,
+        warmupSeconds: opts.warmupSeconds,
+        serverPid: pids[s.target],
+      });
+      log(
+        `  ${Math.round(result.okPerSecond)} req/s, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms, non-2xx ${result.non2xx}, errors ${result.errors}; ` +
+          `cores: server ${result.cpu.server?.toFixed(2)}, load generator ${result.cpu.loadGenerator.toFixed(2)}, other ${result.cpu.other?.toFixed(2)}`,
+      );
+      rows.push({
+        id: s.id,
+        title: s.title,
+        kind: s.kind,
+        server: s.target,
+        variants: s.requests.length,
+        bodyBytes: checked.bodyBytes[s.id] ?? 0,
+        ...(s.baseline && { baseline: s.baseline }),
+        ...result,
+      });
+    }
+    const afterLoad = await footprintOf(serve.pid);
+    const loadAfter = os.loadavg()[0]!;
+
+    await body.stop();
+    await hello.stop();
+    await api.stop();
+
+    let freshness: FreshnessResult | undefined;
+    if (opts.freshness) {
+      log('freshness: 50 listing updates a second for 15 s through the write model…');
+      const slugs = [...sample.products.map((p) => p.slug)].reverse();
+      freshness = await measureFreshness({ baseUrl: serve.url, dataDir: data.dataDir, slugs, updatesPerSecond: 50, seconds: 15, pollMs: 10, giveUpMs: 10_000 });
+      log(`  /products p99 ${freshness.product.p99.toFixed(0)} ms, /search p99 ${freshness.search.p99.toFixed(0)} ms`);
+    }
+    await serve.stop();
+
+    attachRatios(rows);
+    const cpus = os.cpus();
+    const partial: Omit<RunReport, 'targets'> = {
+      machine: { cores: cpus.length, cpuModel: cpus[0]?.model.trim() ?? 'unknown', node: process.version, platform: `${os.platform()} ${os.release()}`, memoryMB: Math.round(os.totalmem() / 2 ** 20), loadAverage: { before: loadBefore, afterLoad: loadAfter } },
+      settings: {
+        size: opts.size,
+        connections: opts.connections,
+        durationSeconds: opts.durationSeconds,
+        warmupSeconds: opts.warmupSeconds,
+        cacheMisses: `a second process, catalog api on the same database with CACHE_MAX_ENTRIES=0; each uncached scenario walks through up to ${VARIANTS} requests of its shape, every connection from its own starting point`,
+        loadGenerator: 'autocannon 9 in a separate process',
+        ...(profileDir && { cpuProfileDir: profileDir }),
+      },
+      catalog: { liveListings: total.total, dataDir: data.dataDir, importedThisRun: data.imported, ...(data.importMs !== undefined && { importSeconds: data.importMs / 1000 }) },
+      scenarios: rows,
+      ...(freshness && { freshness }),
+      footprint: { afterLoad, readyMs: serve.readyMs, atReady },
+    };
+    const report: RunReport = { ...partial, targets: checkTargets(partial) };
+    console.log(opts.json ? JSON.stringify(report, null, 2) : formatReport(report));
+
+    if (profileDir) {
+      for (const name of await readdir(profileDir)) {
+        for (const file of (await readdir(path.join(profileDir, name))).filter((f) => f.endsWith('.cpuprofile'))) {
+          const full = path.join(profileDir, name, file);
+          const summary = summarizeProfile(await readProfile(full));
+          // The loader thread's profile is all startup; the main thread's is the one that served.
+          if (summary.totalMs - summary.idleMs < 1000) continue;
+          log(`\n${formatProfileSummary(`catalog ${name}: ${full}`, summary)}`);
+        }
+      }
+    }
+    return 0;
+  } finally {
+    await stopAll();
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  async (err: unknown) => {
+    console.error(`bench: ${(err as Error)?.message ?? String(err)}`);
+    await stopAll();
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,160 @@
+import type { CatalogSample } from './catalog-sample.ts';
+import { searchableWords } from './catalog-sample.ts';
+import type { LoadRequest } from './load.ts';
+
+/**
+ * The scenarios of a run. A cached search repeats one identical request against `catalog
+ * serve`; its uncached twin walks through up to VARIANTS requests of the same shape against a
+ * second process, `catalog api` on the same database with its response cache off
+ * (CACHE_MAX_ENTRIES=0), so every request is computed.
+ */
+export type Target = 'serve' | 'api' | 'hello' | 'body';
+export type Kind = 'baseline' | 'search-cached' | 'search-uncached' | 'product' | 'categories' | 'mcp';
+
+export interface Scenario {
+  id: string;
+  title: string;
+  kind: Kind;
+  target: Target;
+  /** The baseline whose req/s this scenario is compared to. */
+  baseline?: 'hello' | 'body';
+  requests: LoadRequest[];
+}
+
+export const VARIANTS = 50;
+const SLUGS = 2000;
+
+export const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+export function mcpSearchBody(args: Record<string, string>): string {
+  return JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'search_products', arguments: args } });
+}
+
+function searchPath(params: Record<string, string | undefined>): string {
+  const qs = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined) qs.set(k, v);
+  const s = qs.toString();
+  return `/api/v1/search${s ? `?${s}` : ''}`;
+}
+
+/** One substituted letter in the middle: within the one typo a word of 5+ letters tolerates. */
+function typoOf(word: string, vocabulary: Set<string>): string | undefined {
+  const i = Math.floor(word.length / 2);
+  for (const c of 'xqzjkvwy') {
+    if (c === word[i]) continue;
+    const typo = word.slice(0, i) + c + word.slice(i + 1);
+    if (!vocabulary.has(typo)) return typo;
+  }
+  return undefined;
+}
+
+/** A fixed shuffle, so two runs on one catalog ask for the same slugs in the same order. */
+function shuffled<T>(items: readonly T[], seed = 42): T[] {
+  const out = [...items];
+  let s = seed >>> 0;
+  for (let i = out.length - 1; i > 0; i--) {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    const j = s % (i + 1);
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
+
+interface SearchShape {
+  id: string;
+  title: string;
+  variants: Array<Record<string, string | undefined>>;
+}
+
+function searchShapes(sample: CatalogSample): SearchShape[] {
+  const top = sample.words.slice(0, 300);
+  const rank = new Map(top.map((w, i) => [w.word, i]));
+
+  const pairs = new Map<string, Record<string, string>>();
+  for (const p of sample.products) {
+    if (!p.category) continue;
+    const words = [...new Set(searchableWords(p.punchline))].filter((w) => rank.has(w)).sort((a, b) => rank.get(a)! - rank.get(b)!);
+    if (words.length < 2) continue;
+    const q = `${words[0]} ${words[1]}`;
+    pairs.set(`${q}|${p.category}`, { q, category: p.category });
+  }
+  const pairList = [...pairs.values()].sort((a, b) => {
+    const score = (v: Record<string, string>) => v.q!.split(' ').reduce((s, w) => s + rank.get(w)!, 0);
+    return score(a) - score(b);
+  });
+
+  const typos: string[] = [];
+  for (const { word } of top) {
+    if (word.length < 6) continue;
+    const t = typoOf(word, sample.vocabulary);
+    if (t) typos.push(t);
+  }
+
+  return [
+    {
+      id: 'search-all',
+      title: '/search, no q',
+      variants: Array.from({ length: 20 }, (_, i) => ({ page: i === 0 ? undefined : String(i + 1) })),
+    },
+    { id: 'search-word', title: '/search, one common word', variants: top.map((w) => ({ q: w.word })) },
+    { id: 'search-two-words-category', title: '/search, two words + category', variants: pairList },
+    { id: 'search-typo', title: '/search, a typo', variants: typos.map((q) => ({ q })) },
+    { id: 'search-tag', title: '/search, tag filter', variants: sample.tags.map((t) => ({ tag: t.tag })) },
+  ];
+}
+
+export function buildScenarios(sample: CatalogSample): Scenario[] {
+  const scenarios: Scenario[] = [
+    { id: 'baseline-hello', title: 'baseline: Fastify {"hello":"world"}', kind: 'baseline', target: 'hello', requests: [{ path: '/' }] },
+    { id: 'baseline-body', title: 'baseline: Fastify precomputed 20-product page', kind: 'baseline', target: 'body', requests: [{ path: '/' }] },
+  ];
+  const shapes = searchShapes(sample);
+  for (const shape of shapes) {
+    if (shape.variants.length === 0) continue;
+    scenarios.push({
+      id: `${shape.id}-cached`,
+      title: `${shape.title}, cached`,
+      kind: 'search-cached',
+      target: 'serve',
+      baseline: 'body',
+      requests: [{ path: searchPath(shape.variants[0]!) }],
+    });
+  }
+  for (const shape of shapes) {
+    if (shape.variants.length === 0) continue;
+    scenarios.push({
+      id: `${shape.id}-uncached`,
+      title: `${shape.title}, uncached`,
+      kind: 'search-uncached',
+      target: 'api',
+      baseline: 'body',
+      requests: shape.variants.slice(0, VARIANTS).map((v) => ({ path: searchPath(v) })),
+    });
+  }
+  scenarios.push({
+    id: 'product',
+    title: '/products/{slug}, random slugs',
+    kind: 'product',
+    target: 'serve',
+    baseline: 'hello',
+    requests: shuffled(sample.products.map((p) => p.slug))
+      .slice(0, SLUGS)
+      .map((slug) => ({ path: `/api/v1/products/${encodeURIComponent(slug)}` })),
+  });
+  scenarios.push({ id: 'categories', title: '/categories', kind: 'categories', target: 'serve', baseline: 'hello', requests: [{ path: '/api/v1/categories' }] });
+  const word = sample.words[0]?.word;
+  scenarios.push({
+    id: 'mcp-search',
+    title: `MCP search_products${word ? ' (q: a common word)' : ''}, cached`,
+    kind: 'mcp',
+    target: 'serve',
+    baseline: 'body',
+    requests: [{ method: 'POST', path: '/api/mcp', headers: MCP_HEADERS, body: mcpSearchBody(word ? { q: word } : {}) }],
+  });
+  // The baselines again at the end: their mean is the reference, drift shows as a difference.
+  scenarios.push(
+    { ...scenarios[0]!, id: 'baseline-hello-end', title: `${scenarios[0]!.title}, again at the end` },
+    { ...scenarios[1]!, id: 'baseline-body-end', title: `${scenarios[1]!.title}, again at the end` },
+  );
+  return scenarios;
+}
