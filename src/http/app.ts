@@ -34,6 +34,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     trustProxy: deps.config.trustProxy as boolean | string[],
     // X-Request-Id is honoured when it is a plain token, else replaced (see requestIdFor).
     requestIdHeader: false,
+    // Access lines come from our onResponse hook, at debug level (see infrastructure.ts).
+    disableRequestLogging: true,
     genReqId: requestIdFor,
     // Query strings: parameters given twice arrive as arrays and are rejected by validation.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 8192 },

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { registerErrorHandling } from './errors.ts';
 import type { Metrics } from './metrics.ts';
 
@@ -23,13 +23,21 @@ export function requestIdFor(req: IncomingMessage): string {
 
 export function registerInfrastructure(app: FastifyInstance, deps: { metrics: Metrics }): void {
   registerErrorHandling(app);
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback-style hooks: these run on every request, and an async hook costs a promise each.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', 'nosniff');
+    done();
   });
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     // The route pattern (never the raw path) keeps the label set small.
     const route = request.routeOptions.url ?? 'unmatched';
     deps.metrics.observeRequest({ method: request.method, route, status: reply.statusCode }, reply.elapsedTime / 1000);
+    // The access log is a debug line: at info, a busy catalog would spend more on logging than
+    // on answering. Failures are logged at warn/error by the error handler either way.
+    if ((request.log as FastifyBaseLogger & { isLevelEnabled?(level: string): boolean }).isLevelEnabled?.('debug')) {
+      request.log.debug({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request completed');
+    }
+    done();
   });
 }
