@@ -1,9 +1,9 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { projectPath } from '../util/project-file.ts';
 
-export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
+export const MIGRATIONS_DIR = projectPath('migrations');
 
 /** Advisory lock key held while migrating, so two processes starting at once apply each file once. */
 const MIGRATION_LOCK_KEY = 7_430_001;

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { projectPath } from '../util/project-file.ts';
 import type { TypoSizes } from './words.ts';
 
 /**
@@ -35,7 +36,7 @@ const fileSchema = z.strictObject({
 export type SearchSettingsFile = z.infer<typeof fileSchema>;
 export type SearchableField = z.infer<typeof searchableField>;
 
-export const DEFAULT_SEARCH_CONFIG_PATH = new URL('../../search-config/meilisearch.json', import.meta.url);
+export const DEFAULT_SEARCH_CONFIG_PATH = projectPath('search-config/meilisearch.json');
 
 export class SearchConfigError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
