@@ -15,6 +15,9 @@ const commands: Record<string, { summary: string; load: () => Promise<{ default:
   'demo-data': { summary: 'write a deterministic demo catalog as NDJSON to stdout', load: () => import('./cli/demo-data.ts') },
 };
 
+/** Commands that stop gracefully on a signal by themselves (finishing their current work). */
+const LONG_RUNNING = new Set(['serve', 'api', 'projector']);
+
 function usage(): string {
   const width = Math.max(...Object.keys(commands).map((c) => c.length));
   return [
@@ -42,6 +45,13 @@ async function main(argv: string[]): Promise<number> {
   if (!command) {
     console.error(`catalog: unknown command '${name}'\n\n${usage()}`);
     return 2;
+  }
+  if (!LONG_RUNNING.has(name)) {
+    // A one-off command stopped by a signal exits at once; the 'exit' event still fires, so an
+    // embedded PostgreSQL it started is told to stop, and an open transaction rolls back.
+    for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]] as const) {
+      process.once(signal, () => process.exit(code));
+    }
   }
   const mod = await command.load();
   return mod.default(rest);

@@ -1,8 +1,8 @@
-import pino from 'pino';
 import { createProjector } from '../../projector/projector.ts';
 import { migrate } from '../db/migrate.ts';
 import { openDatabase } from '../db/open.ts';
 import { configFromArgs, parseCommandArgs } from './common.ts';
+import { createLogger } from '../util/logger.ts';
 
 const HELP = `usage: catalog projector [--data-dir DIR]
 
@@ -16,7 +16,7 @@ export default async function projector(args: string[]): Promise<number> {
   const parsed = parseCommandArgs(args, { 'data-dir': { type: 'string' } }, HELP);
   if ('exitCode' in parsed) return parsed.exitCode;
   const config = configFromArgs(parsed.values);
-  const logger = pino({ level: config.logLevel });
+  const logger = createLogger(config);
   const database = await openDatabase(config, (line) => logger.info(line));
   try {
     await migrate(database.connectionString, { log: (line) => logger.info(line) });

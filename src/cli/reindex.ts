@@ -1,10 +1,10 @@
 import cliProgress from 'cli-progress';
-import pino from 'pino';
 import { reindex } from '../../projector/reindex.ts';
 import { migrate } from '../db/migrate.ts';
 import { openDatabase } from '../db/open.ts';
 import { createPool } from '../db/pool.ts';
 import { configFromArgs, parseCommandArgs } from './common.ts';
+import { createLogger } from '../util/logger.ts';
 
 const HELP = `usage: catalog reindex [--data-dir DIR]
 
@@ -18,7 +18,7 @@ export default async function reindexCommand(args: string[]): Promise<number> {
   const parsed = parseCommandArgs(args, { 'data-dir': { type: 'string' } }, HELP);
   if ('exitCode' in parsed) return parsed.exitCode;
   const config = configFromArgs(parsed.values);
-  const logger = pino({ level: config.logLevel }, pino.destination(2));
+  const logger = createLogger(config, { stderr: true });
   const database = await openDatabase(config, (line) => logger.info(line));
   const pool = createPool(database.connectionString, { max: 2, applicationName: 'catalog reindex' });
   const searchIndex = config.meili ? (await import('../search/index.ts')).createSearchIndex(config) : undefined;

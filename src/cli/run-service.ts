@@ -1,7 +1,7 @@
 import closeWithGrace from 'close-with-grace';
-import pino from 'pino';
 import { startService } from '../service.ts';
 import { configFromArgs, parseCommandArgs } from './common.ts';
+import { createLogger } from '../util/logger.ts';
 
 /** Starts the service, prints where it listens, and stops it cleanly on SIGINT/SIGTERM. */
 export async function runService(args: string[], help: string, opts: { projector: boolean; demoFlag: boolean }): Promise<number> {
@@ -15,7 +15,7 @@ export async function runService(args: string[], help: string, opts: { projector
   );
   if ('exitCode' in parsed) return parsed.exitCode;
   const config = configFromArgs(parsed.values);
-  const logger = pino({ level: config.logLevel });
+  const logger = createLogger(config);
   const service = await startService(config, {
     projector: opts.projector,
     demo: opts.demoFlag && !(parsed.values as Record<string, unknown>)['no-demo'],

@@ -50,6 +50,7 @@ export const envSchema = z.object({
       error: 'must be one of fatal, error, warn, info, debug, trace, silent',
     })
     .default('info'),
+  LOG_FORMAT: z.enum(['auto', 'json', 'pretty'], { error: 'must be auto, json or pretty' }).default('auto'),
   RATE_LIMIT_SEARCH_PER_MIN: positiveInt(1, 10_000_000).default(30),
   RATE_LIMIT_OTHER_PER_MIN: positiveInt(1, 10_000_000).default(60),
   CACHE_MAX_ENTRIES: positiveInt(0, 10_000_000).default(5000),
@@ -87,6 +88,8 @@ export interface Config {
   readonly redisUrl: string | undefined;
   readonly trustProxy: boolean | number | string[];
   readonly logLevel: Env['LOG_LEVEL'];
+  /** json: one object per line; pretty: readable lines; auto: pretty on a terminal. */
+  readonly logFormat: Env['LOG_FORMAT'];
   readonly rateLimits: { readonly searchPerMinute: number; readonly otherPerMinute: number };
   readonly cache: { readonly maxEntries: number; readonly maxAgeSeconds: number };
   readonly mcpAllowedOrigins: readonly string[];
@@ -131,6 +134,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     redisUrl: e.REDIS_URL,
     trustProxy: e.TRUST_PROXY,
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
     rateLimits: { searchPerMinute: e.RATE_LIMIT_SEARCH_PER_MIN, otherPerMinute: e.RATE_LIMIT_OTHER_PER_MIN },
     cache: { maxEntries: e.CACHE_MAX_ENTRIES, maxAgeSeconds: e.CACHE_MAX_AGE_SECONDS },
     mcpAllowedOrigins: e.MCP_ALLOWED_ORIGINS.split(',').map((s) => s.trim().replace(/\/+$/, '')).filter(Boolean),
