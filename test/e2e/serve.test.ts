@@ -159,6 +159,24 @@ describe('catalog serve on the embedded defaults', () => {
     expect(await stop(s.child)).toBe(0);
   }, 120_000);
 
+  it('an interrupted import exits 130 and stops the embedded server it started', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'catalog-import-'));
+    dirs.push(dataDir);
+    const child = spawn(process.execPath, [CLI, 'import', '-', '--data-dir', dataDir], { env: baseEnv({}) });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    // a catalog that keeps coming: the import is still reading when the signal arrives
+    child.stdin.write('{"kind":"category","slug":"design","name":"Design","noun":"tools"}\n');
+    for (let i = 0; i < 200 && !/applied migration|up to date/.test(stderr); i++) await new Promise((r) => setTimeout(r, 50));
+    const pid = postgresPid(dataDir);
+    expect(pid).toBeDefined();
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    for (let i = 0; i < 100 && alive(pid!); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(alive(pid!)).toBe(false);
+  }, 60_000);
+
   it('--no-demo starts on an empty catalog', async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'catalog-serve-'));
     dirs.push(dataDir);
