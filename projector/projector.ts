@@ -18,6 +18,12 @@ export interface ProjectorOptions {
   connectionString: string;
   /** The directory site's origin; product and category urls are built on it. */
   siteUrl: string;
+  /**
+   * Keep the site url the projection was built with, when there is one, instead of siteUrl: for
+   * processes that serve no pages themselves (`catalog projector`) and were given no SITE_URL or
+   * PUBLIC_URL, whose derived default would name an address nothing listens on.
+   */
+  keepRecordedSiteUrl?: boolean;
   /** The external search index (Meilisearch); undefined in embedded mode. */
   searchIndex?: SearchIndex;
   batchSize?: number;
@@ -55,6 +61,7 @@ export function createProjector(opts: ProjectorOptions): Projector {
   const pollMs = opts.pollMs ?? 1000;
   const now = opts.now ?? (() => new Date());
   const searchIndex = opts.searchIndex;
+  let siteUrl = opts.siteUrl;
   const retentionHours = opts.removedRetentionHours ?? 24;
 
   let pool: Pool | undefined;
@@ -105,7 +112,7 @@ export function createProjector(opts: ProjectorOptions): Projector {
       if (rows.length === 0) return undefined;
       const listingIds = [...new Set(rows.flatMap((r) => (r.listing_id ? [r.listing_id] : [])))];
       const categorySlugs = [...new Set(rows.flatMap((r) => (r.category_slug ? [r.category_slug] : [])))];
-      await projectListings(client, { listingIds, categorySlugs, siteUrl: opts.siteUrl, today: utcDate(now()), log });
+      await projectListings(client, { listingIds, categorySlugs, siteUrl, today: utcDate(now()), log });
       const last = rows[rows.length - 1]!;
       await writeCheckpoint(client, 'projection', last);
       // Without an external index, API processes feed their embedded engines from the projection.
@@ -121,7 +128,7 @@ export function createProjector(opts: ProjectorOptions): Projector {
     const n = await inWriteTransaction(async (client) => {
       const ids = await lapsedPromoIds(client, today, batchSize);
       if (ids.length === 0) return undefined;
-      await projectListings(client, { listingIds: ids, categorySlugs: [], siteUrl: opts.siteUrl, today, log });
+      await projectListings(client, { listingIds: ids, categorySlugs: [], siteUrl, today, log });
       return ids.length;
     });
     return n ?? 0;
@@ -131,9 +138,10 @@ export function createProjector(opts: ProjectorOptions): Projector {
   async function checkSiteUrl(): Promise<void> {
     const { rows } = await db().query<{ site_url: string | null }>('SELECT site_url FROM projection.state');
     const recorded = rows[0]?.site_url ?? null;
-    if (recorded !== opts.siteUrl) {
-      log.info({ from: recorded, to: opts.siteUrl }, 'site url differs from the one the projection was built with; rebuilding the projection');
-      const summary = await rebuildProjection({ pool: db(), siteUrl: opts.siteUrl, externalSearch: searchIndex !== undefined, batchSize, now, log });
+    if (opts.keepRecordedSiteUrl && recorded !== null) siteUrl = recorded;
+    if (recorded !== siteUrl) {
+      log.info({ from: recorded, to: siteUrl }, 'site url differs from the one the projection was built with; rebuilding the projection');
+      const summary = await rebuildProjection({ pool: db(), siteUrl, externalSearch: searchIndex !== undefined, batchSize, now, log });
       log.info(summary, 'projection rebuilt');
     }
     await checkSearchTarget();
@@ -306,7 +314,7 @@ export function createProjector(opts: ProjectorOptions): Projector {
               WHERE c.name = ANY($2::text[]) AND (o.txid, o.seq) > (c.txid, c.seq) AND o.txid < $1::xid8
            ) OR EXISTS (SELECT 1 FROM projection.products WHERE promo_expires_at < $3::date)
              OR (SELECT site_url FROM projection.state) IS DISTINCT FROM $4 AS behind`,
-          [target, searchIndex ? ['projection', 'search'] : ['projection'], utcDate(now()), opts.siteUrl],
+          [target, searchIndex ? ['projection', 'search'] : ['projection'], utcDate(now()), siteUrl],
         );
         if (!pending[0]?.behind) return;
         await sleep(leadership.isLeader ? 10 : 50);

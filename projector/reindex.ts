@@ -12,6 +12,8 @@ import { SEARCH_COLUMNS, searchDocumentOf } from '../src/search/search-row.ts';
 export interface ReindexOptions {
   pool: Pool;
   siteUrl: string;
+  /** Keep the site url the projection was built with, when there is one (see ProjectorOptions). */
+  keepRecordedSiteUrl?: boolean;
   /** The external search index (Meilisearch); undefined in embedded mode. */
   searchIndex?: SearchIndex;
   batchSize?: number;
@@ -168,7 +170,12 @@ export async function rebuildSearchIndex(
 /** `catalog reindex`: the projection, then the external search index when there is one. */
 export async function reindex(opts: ReindexOptions): Promise<ReindexSummary> {
   const started = performance.now();
-  const projection = await rebuildProjection({ ...opts, externalSearch: opts.searchIndex !== undefined });
+  let siteUrl = opts.siteUrl;
+  if (opts.keepRecordedSiteUrl) {
+    const { rows } = await opts.pool.query<{ site_url: string | null }>('SELECT site_url FROM projection.state');
+    siteUrl = rows[0]?.site_url ?? siteUrl;
+  }
+  const projection = await rebuildProjection({ ...opts, siteUrl, externalSearch: opts.searchIndex !== undefined });
   const searchDocuments = opts.searchIndex
     ? await rebuildSearchIndex(opts.pool, opts.searchIndex, { batchSize: opts.batchSize, onProgress: opts.onProgress })
     : undefined;

@@ -25,6 +25,8 @@ export default async function projector(args: string[]): Promise<number> {
     const running = createProjector({
       connectionString: database.connectionString,
       siteUrl: config.siteUrl,
+      // without SITE_URL/PUBLIC_URL the derived default names this command's unused address
+      keepRecordedSiteUrl: !config.siteUrlConfigured,
       ...(searchIndex && { searchIndex }),
       batchSize: config.projector.batchSize,
       pollMs: config.projector.pollMs,

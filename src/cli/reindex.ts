@@ -34,6 +34,8 @@ export default async function reindexCommand(args: string[]): Promise<number> {
     const summary = await reindex({
       pool,
       siteUrl: config.siteUrl,
+      // without SITE_URL/PUBLIC_URL the derived default names this command's unused address
+      keepRecordedSiteUrl: !config.siteUrlConfigured,
       ...(searchIndex && { searchIndex }),
       log: logger,
       onProgress: (p, done, total) => {

@@ -84,6 +84,8 @@ export interface Config {
   readonly publicUrl: string;
   /** The directory site's origin for listing and category `url`s. */
   readonly siteUrl: string;
+  /** Whether SITE_URL or PUBLIC_URL was set, rather than derived from HOST and PORT. */
+  readonly siteUrlConfigured: boolean;
   readonly meili: { readonly url: string; readonly key: string | undefined; readonly index: string } | undefined;
   readonly redisUrl: string | undefined;
   readonly trustProxy: boolean | number | string[];
@@ -130,6 +132,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     port: e.PORT,
     publicUrl,
     siteUrl: e.SITE_URL ?? publicUrl,
+    siteUrlConfigured: e.SITE_URL !== undefined || e.PUBLIC_URL !== undefined,
     meili: e.MEILI_URL ? { url: e.MEILI_URL, key: e.MEILI_KEY, index: e.MEILI_INDEX } : undefined,
     redisUrl: e.REDIS_URL,
     trustProxy: e.TRUST_PROXY,

@@ -1,4 +1,4 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.ts';
 import type { ReadService } from '../read/read-service.ts';
@@ -35,7 +35,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // X-Request-Id is honoured when it is a plain token, else replaced (see requestIdFor).
     requestIdHeader: false,
     // Access lines come from our onResponse hook, at debug level (see infrastructure.ts).
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     genReqId: requestIdFor,
     // Query strings: parameters given twice arrive as arrays and are rejected by validation.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 8192 },

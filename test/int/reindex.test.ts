@@ -86,3 +86,29 @@ describe('catalog reindex', () => {
     expect(await projectedDocs(db.pool)).toEqual(await recomputedDocs(db.pool, SITE, today()));
   });
 });
+
+describe('the site url of the documents', () => {
+  async function urlOf(slug: string): Promise<string> {
+    const { rows } = await db.pool.query<{ doc: string }>('SELECT doc FROM projection.products WHERE slug = $1', [slug]);
+    return (JSON.parse(rows[0]!.doc) as { url: string }).url;
+  }
+
+  it('a reindex or projector told to keep the recorded one does not move urls to its own default', async () => {
+    await reindex({ pool: db.pool, siteUrl: 'https://served.example' });
+    expect(await urlOf('known-1')).toBe('https://served.example/products/known-1');
+
+    await reindex({ pool: db.pool, siteUrl: 'http://127.0.0.1:3000', keepRecordedSiteUrl: true });
+    expect(await urlOf('known-1')).toBe('https://served.example/products/known-1');
+
+    const standalone = createProjector({ connectionString: db.url, siteUrl: 'http://127.0.0.1:3000', keepRecordedSiteUrl: true, pollMs: 100 });
+    await standalone.start();
+    await db.pool.query(`UPDATE catalog.listings SET name = 'Renamed' WHERE slug = 'known-1'`);
+    await standalone.catchUp();
+    await standalone.stop();
+    expect(await urlOf('known-1')).toBe('https://served.example/products/known-1');
+
+    // an explicit site url still wins
+    await reindex({ pool: db.pool, siteUrl: 'https://new-site.example' });
+    expect(await urlOf('known-1')).toBe('https://new-site.example/products/known-1');
+  });
+});
