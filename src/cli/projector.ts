@@ -1,3 +1,4 @@
+import closeWithGrace from 'close-with-grace';
 import { createProjector } from '../../projector/projector.ts';
 import { migrate } from '../db/migrate.ts';
 import { openDatabase } from '../db/open.ts';
@@ -32,16 +33,20 @@ export default async function projector(args: string[]): Promise<number> {
       pollMs: config.projector.pollMs,
       log: logger,
     });
-    const signalled = new Promise<NodeJS.Signals>((resolve) => {
-      process.once('SIGTERM', () => resolve('SIGTERM'));
-      process.once('SIGINT', () => resolve('SIGINT'));
-    });
     await running.start();
-    const signal = await signalled;
-    logger.info({ signal }, 'projector stopping after the current batch');
-    await running.stop();
-    await searchIndex?.close();
-    logger.info('projector stopped');
+    // A stop finishes the current batch; a stop that cannot complete (say the database went
+    // away) is cut short after 15 s, and a second signal ends the process at once.
+    await new Promise<void>((resolve) => {
+      closeWithGrace({ delay: 15_000, logger: false }, async ({ signal, err }) => {
+        if (err) logger.error({ err }, 'projector stopping after an unexpected error');
+        else logger.info({ signal }, 'projector stopping after the current batch');
+        await running.stop();
+        await searchIndex?.close();
+        logger.info('projector stopped');
+        await database.close();
+        resolve();
+      });
+    });
     return 0;
   } finally {
     await database.close();

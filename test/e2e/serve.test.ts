@@ -177,6 +177,24 @@ describe('catalog serve on the embedded defaults', () => {
     expect(alive(pid!)).toBe(false);
   }, 60_000);
 
+  it('a standby projector on the same folder stops on SIGTERM even after the database went away', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'catalog-standby-'));
+    dirs.push(dataDir);
+    const env = baseEnv({ PORT: '0', LOG_LEVEL: 'info', LOG_FORMAT: 'json' });
+    const service = await startServe(['--no-demo', '--data-dir', dataDir], env);
+    const standby = spawn(process.execPath, [CLI, 'projector', '--data-dir', dataDir], { env });
+    let out = '';
+    standby.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    for (let i = 0; i < 200 && !/standing by/.test(out); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(out).toMatch(/standing by/);
+    expect(await stop(service.child)).toBe(0);
+    const exited = new Promise<number | null>((resolve) => standby.on('exit', resolve));
+    standby.kill('SIGTERM');
+    const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('still running'), 25_000))]);
+    if (code === 'still running') standby.kill('SIGKILL');
+    expect(code).not.toBe('still running');
+  }, 90_000);
+
   it('--no-demo starts on an empty catalog', async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'catalog-serve-'));
     dirs.push(dataDir);
