@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/config.ts';
 import type { ReadService } from '../read/read-service.ts';
 import { registerMcp } from '../mcp/route.ts';
-import { frameworkError } from './errors.ts';
+import { clientError, frameworkError } from './errors.ts';
 import { registerInfrastructure, requestIdFor } from './infrastructure.ts';
 import { registerOperations, type Readiness } from './operations.ts';
 import type { Metrics } from './metrics.ts';
@@ -40,6 +40,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Query strings: parameters given twice arrive as arrays and are rejected by validation.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 8192 },
     frameworkErrors: frameworkError,
+    clientErrorHandler: clientError,
     bodyLimit: 1024 * 1024,
     connectionTimeout: 30_000,
     keepAliveTimeout: 72_000,

@@ -112,3 +112,30 @@ export function frameworkError(_error: FastifyError, request: FastifyRequest, re
     data: { issues: [{ path: [param], message: 'must be a valid URL path segment (malformed percent-encoding)' }] },
   });
 }
+
+/**
+ * Requests Node's HTTP parser refuses before Fastify sees them (an unknown method, a raw space
+ * or control byte in the path, headers or URL over the size limit, a timeout) still get the
+ * public error object, with CORS so a browser script can read it. The connection then closes,
+ * as Node does for these.
+ */
+export function clientError(err: NodeJS.ErrnoException, socket: import('node:net').Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  let status = 400;
+  let body: ErrorBody = { code: ErrorCode.BAD_REQUEST, message: 'The request is malformed: it is not valid HTTP/1.1.' };
+  if (err.code === 'HPE_HEADER_OVERFLOW') {
+    status = 431;
+    body = { code: ErrorCode.BAD_REQUEST, message: 'The request line or headers are too large (the URL included).' };
+  } else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    status = 408;
+    body = { code: ErrorCode.BAD_REQUEST, message: 'The request took too long to arrive.' };
+  }
+  const text = JSON.stringify(body);
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\n` +
+        `Cache-Control: no-store\r\nAccess-Control-Allow-Origin: *\r\nConnection: close\r\n\r\n${text}`,
+    );
+  }
+  socket.destroy(err);
+}

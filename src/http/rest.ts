@@ -25,6 +25,7 @@ export interface RestDeps {
 
 /** Paths of the scope that answer GET and HEAD only; other methods get a 405 naming them. */
 const GET_ONLY_PATHS = ['/search', '/categories', '/products', '/products/:slug', '/openapi.json', '/docs'];
+const KNOWN_PATH = /^\/(search|categories|products(\/[^/]*)?|openapi\.json|docs)\/?$/;
 
 /**
  * The REST API under /api/v1 (spec section 4): thin handlers over the read service. Bodies are
@@ -57,7 +58,10 @@ export async function registerRest(app: FastifyInstance, deps: RestDeps): Promis
       await registerCors(api);
       addRateLimitHook(api, rateLimits);
       // Unknown paths under /api/v1 pass the hooks above too: JSON 404 with CORS headers.
-      api.setNotFoundHandler(notFoundRoute);
+      // Methods Fastify routes nowhere (TRACE, say) on a known path are still a 405.
+      api.setNotFoundHandler((request, reply) =>
+        KNOWN_PATH.test(requestPath(request).slice(API_PREFIX.length)) ? methodNotAllowed(request, reply) : notFoundRoute(request, reply),
+      );
 
       api.get('/search', { config: { operationId: 'searchProducts', rateLimitBucket: 'search' } }, async (request, reply) => {
         const query = parseSearchParams(request.query);
@@ -92,7 +96,14 @@ export async function registerRest(app: FastifyInstance, deps: RestDeps): Promis
       });
 
       for (const url of GET_ONLY_PATHS) {
-        api.route({ method: ['POST', 'PUT', 'PATCH', 'DELETE'], url, config: { rateLimitBucket: 'other' }, handler: methodNotAllowed });
+        api.route({
+          method: ['POST', 'PUT', 'PATCH', 'DELETE'],
+          url,
+          config: { rateLimitBucket: 'other' },
+          // Answered before any body is read: the method is wrong whatever the body holds.
+          onRequest: async (request, reply) => methodNotAllowed(request, reply),
+          handler: methodNotAllowed,
+        });
       }
     },
     { prefix: API_PREFIX },
