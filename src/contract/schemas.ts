@@ -135,7 +135,8 @@ function integerParam(min: number, max: number, fallback: number) {
       ctx.addIssue({ code: 'custom', message: 'must be given once' });
       return z.NEVER;
     }
-    const n = typeof v === 'number' ? v : typeof v === 'string' && /^[+-]?\d+$/.test(v.trim()) ? Number(v.trim()) : Number.NaN;
+    // Digits only in a query string ("+2", " 2" and "1e1" are not page numbers)
+    const n = typeof v === 'number' ? v : typeof v === 'string' && /^-?\d+$/.test(v) ? Number(v) : Number.NaN;
     if (!Number.isInteger(n)) {
       ctx.addIssue({ code: 'custom', message: 'must be an integer' });
       return z.NEVER;
@@ -160,12 +161,16 @@ const filterSlug = (what: string) =>
  * rejected: a misspelt filter must not silently return the whole catalog.
  */
 export const searchParamsSchema = z.strictObject({
-  // Surrounding spaces are not part of the query: "  " is no 2-character search.
+  // Surrounding spaces are not part of the query ("  " is no 2-character search), and characters
+  // are counted composed ("a" plus a combining accent is one). A query of symbols alone names no
+  // word: searching it would return the whole catalog, which is never what the caller meant.
   q: z
     .string(SINGLE_TEXT)
     .trim()
+    .normalize('NFC')
     .min(SEARCH_LIMITS.qMin, { error: `must be ${SEARCH_LIMITS.qMin} to ${SEARCH_LIMITS.qMax} characters` })
     .max(SEARCH_LIMITS.qMax, { error: `must be ${SEARCH_LIMITS.qMin} to ${SEARCH_LIMITS.qMax} characters` })
+    .regex(/[\p{L}\p{N}]/u, { error: 'must contain at least one letter or digit' })
     .optional()
     .describe('full-text over name, tagline and description; 2 to 100 characters'),
   category: filterSlug('category').optional().describe('category slug'),

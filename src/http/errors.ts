@@ -101,15 +101,27 @@ export function notFoundRoute(request: FastifyRequest, reply: FastifyReply): Fas
  * say): answered with the same error object, and with CORS on API paths, since no plugin saw
  * the request.
  */
-export function frameworkError(_error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+export function frameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const path = request.url.split('?')[0] ?? '';
   const param = path.startsWith('/api/v1/products/') ? 'slug' : 'path';
+  const tooLong = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
   if (path.startsWith('/api/')) reply.header('access-control-allow-origin', '*');
   reply.header('x-content-type-options', 'nosniff');
   return sendError(reply, 400, {
     code: ErrorCode.BAD_REQUEST,
     message: `Invalid request: '${param}' was rejected; see data.issues.`,
-    data: { issues: [{ path: [param], message: 'must be a valid URL path segment (malformed percent-encoding)' }] },
+    data: {
+      issues: [
+        {
+          path: [param],
+          message: tooLong
+            ? param === 'slug'
+              ? 'must be 1 to 200 characters'
+              : 'is too long'
+            : 'must be a valid URL path segment (malformed percent-encoding)',
+        },
+      ],
+    },
   });
 }
 

@@ -174,6 +174,10 @@ describe('GET /api/v1/search', () => {
     ['q=%20a%20', [{ path: ['q'], message: QUERY_LENGTH }]],
     ['q=%F0%9F%98%80%F0%9F%98%80', [{ path: ['q'], message: 'must contain at least one letter or digit' }]],
     ['q=--', [{ path: ['q'], message: 'must contain at least one letter or digit' }]],
+    ['q=!!&limit=0', [{ path: ['q'], message: 'must contain at least one letter or digit' }, { path: ['limit'], message: LIMIT_RANGE }]],
+    ['q=a%CC%81', [{ path: ['q'], message: QUERY_LENGTH }]],
+    ['page=%2B2', [{ path: ['page'], message: INTEGER }]],
+    ['page=1e1', [{ path: ['page'], message: INTEGER }]],
     ['q=pixel&q=forge', [{ path: ['q'], message: 'must be a single text value' }]],
     ['page=1&page=2', [{ path: ['page'], message: 'must be given once' }]],
     ['page=0', [{ path: ['page'], message: PAGE_RANGE }]],
@@ -387,6 +391,12 @@ describe('GET /api/v1/categories', () => {
 });
 
 describe('error objects', () => {
+  test('a slug longer than the router takes is the same 400 as a 201-character one', async () => {
+    const res = await get(`/api/v1/products/${'a'.repeat(9000)}`);
+    expect(res.statusCode).toBe(400);
+    expect(res.json().data.issues).toEqual([{ path: ['slug'], message: 'must be 1 to 200 characters' }]);
+  });
+
   test('a malformed percent-encoding in the slug is our 400, with CORS', async () => {
     const res = await get('/api/v1/products/%E0%A4%A');
     expect(res.statusCode).toBe(400);
@@ -438,11 +448,11 @@ describe('error objects', () => {
   });
 
   test('a method no route knows (TRACE) on a REST path is a 405 too; on an unknown path a 404', async () => {
-    const trace = await app.inject({ method: 'TRACE', url: '/api/v1/search', remoteAddress: uniqueIp() });
+    const trace = await app.inject({ method: 'TRACE' as 'GET', url: '/api/v1/search', remoteAddress: uniqueIp() });
     expect(trace.statusCode).toBe(405);
     expect(trace.headers.allow).toBe('GET, HEAD, OPTIONS');
     expect(trace.json().code).toBe('METHOD_NOT_ALLOWED');
-    const unknown = await app.inject({ method: 'TRACE', url: '/api/v1/elsewhere', remoteAddress: uniqueIp() });
+    const unknown = await app.inject({ method: 'TRACE' as 'GET', url: '/api/v1/elsewhere', remoteAddress: uniqueIp() });
     expect(unknown.statusCode).toBe(404);
   });
 
