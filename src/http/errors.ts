@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CatalogError } from '../contract/errors.ts';
 import { ErrorCode, type ErrorBody } from '../contract/schemas.ts';
@@ -131,7 +132,7 @@ export function frameworkError(error: FastifyError, request: FastifyRequest, rep
  * public error object, with CORS so a browser script can read it. The connection then closes,
  * as Node does for these.
  */
-export function clientError(err: NodeJS.ErrnoException, socket: import('node:net').Socket): void {
+export function clientError(err: NodeJS.ErrnoException, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   let status = 400;
   let body: ErrorBody = { code: ErrorCode.BAD_REQUEST, message: 'The request is malformed: it is not valid HTTP/1.1.' };
