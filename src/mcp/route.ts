@@ -78,8 +78,34 @@ function answerBodyError(error: FastifyError, request: FastifyRequest, reply: Fa
   return reply.code(500).send(jsonRpcError(-32603, 'Internal error.'));
 }
 
+/**
+ * Parameters the SDK would refuse with an internal error and a raw validation dump: a tools/call
+ * or prompts/get whose params are missing or whose arguments are not an object. Answered here as
+ * the invalid-params error they are. Returns the message, or undefined when the call is fine.
+ */
+function invalidParams(message: unknown): string | undefined {
+  if (typeof message !== 'object' || message === null || Array.isArray(message)) return undefined;
+  const { method, params } = message as { method?: unknown; params?: unknown };
+  if (method !== 'tools/call' && method !== 'prompts/get') return undefined;
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) return `${method} needs params: an object with a name`;
+  const { name, arguments: args } = params as { name?: unknown; arguments?: unknown };
+  if (typeof name !== 'string') return `${method} needs params.name, a string`;
+  if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) {
+    return `params.arguments must be an object of named arguments, e.g. {"q": "design"}`;
+  }
+  return undefined;
+}
+
 async function handlePost(request: FastifyRequest, reply: FastifyReply, deps: AppDeps): Promise<void> {
   const res = reply.raw;
+  const problem = invalidParams(request.body);
+  if (problem !== undefined) {
+    const id = (request.body as { id?: unknown }).id;
+    return void reply
+      .code(200)
+      .type('application/json')
+      .send({ jsonrpc: '2.0', id: typeof id === 'string' || typeof id === 'number' ? id : null, error: { code: -32602, message: `Invalid params: ${problem}.` } });
+  }
   const server = createMcpServer({
     read: deps.read,
     rateLimits: deps.rateLimits,

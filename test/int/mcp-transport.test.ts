@@ -145,6 +145,23 @@ describe('transport', () => {
   });
 });
 
+describe('malformed calls', () => {
+  it.each([
+    ['arguments as an array', { name: 'search_products', arguments: [1] }, 'params.arguments must be an object'],
+    ['arguments as a string', { name: 'get_product', arguments: 'x' }, 'params.arguments must be an object'],
+    ['no name', { arguments: {} }, 'needs params.name'],
+    ['no params', undefined, 'needs params'],
+  ])('%s is an invalid-params error with a plain message', async (_what, params, message) => {
+    const res = await post({ jsonrpc: '2.0', id: 7, method: 'tools/call', ...(params !== undefined && { params }) });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { id: number; error: { code: number; message: string } };
+    expect(body.id).toBe(7);
+    expect(body.error.code).toBe(-32602);
+    expect(body.error.message).toContain(message);
+    expect(body.error.message).not.toMatch(/\n|expected|received/);
+  });
+});
+
 describe('server identity', () => {
   it('names itself, gives the package version and instructions', async () => {
     const client = await connect();
