@@ -137,6 +137,8 @@ export const listingLineSchema = z.strictObject({
   featured: z.boolean({ error: 'must be true or false' }).default(false),
   listed_at: z.iso
     .datetime({ offset: true, error: 'must be an ISO 8601 date-time with a time zone, e.g. 2026-01-31T09:00:00Z' })
+    // a date ahead of now would pin the listing to the top of every newest-first result
+    .refine((v) => !(Date.parse(v) > Date.now() + 60 * 60 * 1000), { error: 'must not be in the future' })
     .nullable()
     .default(null),
   highlights: profileList.default([]),

@@ -51,6 +51,10 @@ const options: sanitizeHtml.IOptions = {
   nonTextTags: ['script', 'style', 'textarea', 'option', 'noscript', 'xmp', 'iframe', 'object', 'template', 'title', 'head'],
   parseStyleAttributes: false,
   transformTags: {
+    // the listing page has its own title: a description's headings start one level down
+    h1: sanitizeHtml.simpleTransform('h2', {}),
+    h5: sanitizeHtml.simpleTransform('h4', {}),
+    h6: sanitizeHtml.simpleTransform('h4', {}),
     a: (_tagName, attribs): sanitizeHtml.Tag => {
       const href = allowedHref(attribs.href);
       // rel and target are ours alone: whatever the input carried is replaced.
@@ -63,6 +67,15 @@ const options: sanitizeHtml.IOptions = {
   exclusiveFilter: (frame) => (frame.tag === 'a' && !frame.attribs.href ? 'excludeTag' : false),
 };
 
+/**
+ * Block-level tags outside the allowlist are removed with their text kept; a space stands where
+ * each was, so "<td>a</td><td>b</td>" keeps two words instead of gluing them into "ab".
+ */
+const DROPPED_BLOCK_TAG =
+  /<(\/?)(div|section|article|header|footer|aside|nav|main|table|thead|tbody|tfoot|tr|td|th|caption|dl|dt|dd|figure|figcaption|address|center|details|summary)\b/gi;
+
 export function sanitizeDescription(html: string): string {
-  return sanitizeHtml(html, options).trim();
+  return sanitizeHtml(html.replace(DROPPED_BLOCK_TAG, ' <$1$2'), options)
+    .replace(/ {2,}/g, ' ')
+    .trim();
 }

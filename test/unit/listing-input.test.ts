@@ -137,6 +137,8 @@ describe('a listing line', () => {
     expect(problems({ social: '@' })).toEqual(['line 1: social: must be a handle such as "pixelforge": not empty, no spaces, no URL']);
     expect(problems({ social: 'https://x.example/upper' })).toEqual(['line 1: social: must be a handle such as "pixelforge": not empty, no spaces, no URL']);
     expect(problems({ social: 'maker@mastodon.example' })).toEqual([]);
+    expect(problems({ listed_at: '2999-01-01T00:00:00Z' })).toEqual(['line 1: listed_at: must not be in the future']);
+    expect(problems({ listed_at: new Date(Date.now() - 1000).toISOString() })).toEqual([]);
     expect(problems({ faq: [{ question: 'Q' }] })).toEqual(['line 1: faq.0.answer: is required']);
   });
 
