@@ -32,6 +32,7 @@ export async function runService(args: string[], help: string, opts: { projector
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 
+  stopWithNpm();
   return new Promise<number>((resolve) => {
     closeWithGrace({ delay: 15_000, logger: false }, async ({ signal, err }) => {
       if (err) logger.error({ err }, 'stopping after an unexpected error');
@@ -40,4 +41,21 @@ export async function runService(args: string[], help: string, opts: { projector
       resolve(err ? 1 : 0);
     });
   });
+}
+
+/**
+ * Under `npm start`, a SIGTERM sent to npm is not passed on: npm exits and the service would go
+ * on running with no one to stop it. When the process that started us goes away, stop as if
+ * signalled. (Outside npm the parent is left alone: `nohup catalog serve &` must survive its shell.)
+ */
+function stopWithNpm(): void {
+  if (!process.env.npm_lifecycle_event) return;
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid !== parent) {
+      clearInterval(timer);
+      process.kill(process.pid, 'SIGTERM');
+    }
+  }, 1000);
+  timer.unref();
 }

@@ -195,6 +195,28 @@ describe('catalog serve on the embedded defaults', () => {
     expect(code).not.toBe('still running');
   }, 90_000);
 
+  it('npm start stops with npm: a SIGTERM to npm also stops the service and its database', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'catalog-npm-'));
+    dirs.push(dataDir);
+    const npm = spawn('npm', ['start', '--silent'], {
+      env: baseEnv({ PORT: '0', DATA_DIR: dataDir, DEMO_COUNT: '10', LOG_LEVEL: 'warn' }),
+      cwd: path.resolve('.'),
+    });
+    let out = '';
+    npm.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    for (let i = 0; i < 600 && !/listening on (http:\/\/\S+)/.test(out); i++) await new Promise((r) => setTimeout(r, 100));
+    const url = /listening on (http:\/\/\S+)/.exec(out)?.[1];
+    expect(url).toBeDefined();
+    const pgPid = postgresPid(dataDir)!;
+    npm.kill('SIGTERM');
+    let down = false;
+    for (let i = 0; i < 200 && !down; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      down = !alive(pgPid) && (await fetch(`${url}/healthz`).then(() => false, () => true));
+    }
+    expect(down).toBe(true);
+  }, 90_000);
+
   it('--no-demo starts on an empty catalog', async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'catalog-serve-'));
     dirs.push(dataDir);
