@@ -125,6 +125,11 @@ export async function importCatalog(
       const parsed = parseCatalogLine(raw, line);
       if (!parsed.ok) {
         errors.push(...parsed.errors);
+        // Report an unknown category on the same line too, so one pass shows every problem.
+        const category = rawCategory(raw);
+        if (category !== undefined && !state.knownCategories.has(category) && !parsed.errors.some((e) => e.field === 'category')) {
+          errors.push({ line, field: 'category', message: unknownCategory(category) });
+        }
         continue;
       }
       const value = parsed.value;
@@ -137,7 +142,7 @@ export async function importCatalog(
         continue;
       }
       if (value.category !== null && !state.knownCategories.has(value.category)) {
-        errors.push({ line, field: 'category', message: `no category '${value.category}': define it on an earlier line or import it first` });
+        errors.push({ line, field: 'category', message: unknownCategory(value.category) });
         continue;
       }
       pendingListings.push({ line, value });
@@ -234,6 +239,20 @@ async function checkIdentities(
     rows.set(value.slug, { value, storedListedAt: storedRow?.listed_at?.toISOString() });
   }
   return [...rows.values()];
+}
+
+function unknownCategory(slug: string): string {
+  return `no category '${slug}': define it on an earlier line or import it first`;
+}
+
+/** The category a listing line names, when the line is JSON with a string category. */
+function rawCategory(raw: string): string | undefined {
+  try {
+    const doc = JSON.parse(raw) as { kind?: unknown; category?: unknown };
+    return doc.kind === 'listing' && typeof doc.category === 'string' && doc.category !== '' ? doc.category : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** True when the write model holds no listing and no category: a fresh installation. */

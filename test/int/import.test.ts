@@ -120,6 +120,14 @@ describe('importCatalog', () => {
     ]);
   });
 
+  it('reports an unknown category on a line that fails for other reasons too', async () => {
+    const result = await importCatalog(db.pool, ndjson(listing('two-problems', { category: 'nope', social: 'https://x.example/me' })));
+    expect(result.errors.map(formatLineError)).toEqual([
+      'line 1: social: must be a handle such as "pixelforge": not empty, no spaces, no URL',
+      "line 1: category: no category 'nope': define it on an earlier line or import it first",
+    ]);
+  });
+
   it('accepts a category defined earlier in the file or already stored', async () => {
     const first = await importCatalog(db.pool, ndjson(category('design', 'Design', 'resources'), listing('one', { category: 'design' })));
     expect(first).toMatchObject({ ok: true, categories: 1, listings: { created: 1, updated: 0 } });
