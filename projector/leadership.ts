@@ -29,12 +29,15 @@ export function createLeadership(connectionString: string, opts: { log: Projecto
   let client: pg.Client | undefined;
   let leader = false;
 
-  function lost(client_: pg.Client, reason: string): void {
+  function lost(client_: pg.Client, reason: string, code?: string): void {
     if (client !== client_) return;
     client = undefined;
     if (leader) {
       leader = false;
-      opts.log.warn({ reason }, 'projector lost leadership (its session ended); standing by');
+      // 57P01: the server is shutting down or an operator ended the session (as at Ctrl-C in a
+      // terminal, which reaches an embedded server too): expected, so not a warning.
+      if (code === '57P01') opts.log.info({ reason }, 'projector session ended by the database server; standing by');
+      else opts.log.warn({ reason }, 'projector lost leadership (its session ended); standing by');
       opts.onLost();
     }
   }
@@ -47,7 +50,7 @@ export function createLeadership(connectionString: string, opts: { log: Projecto
       if (leader) return true;
       if (!client) {
         const c = new pg.Client({ connectionString, application_name: LEADER_APPLICATION_NAME, keepAlive: true });
-        c.on('error', (err) => lost(c, err.message));
+        c.on('error', (err) => lost(c, err.message, (err as Error & { code?: string }).code));
         c.on('end', () => lost(c, 'connection closed'));
         client = c;
         try {
