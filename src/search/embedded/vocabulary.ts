@@ -6,6 +6,9 @@ const PENDING_LIMIT = 2048;
 const PENDING_SEARCH_LIMIT = 16;
 
 const HAS_SURROGATE = /[\uD800-\uDFFF]/;
+/** Bounds on remembered expansions: how many, and how many word numbers in all (4 bytes each). */
+const MAX_CACHED_EXPANSIONS = 4096;
+const MAX_CACHED_NUMBERS = 1 << 21;
 
 function codePoints(word: string): number[] {
   return Array.from(word, (c) => c.codePointAt(0)!);
@@ -29,6 +32,12 @@ export class Vocabulary {
   private sortedNumbers: number[] = [];
   private pending: number[] = [];
   private astral: number[] = [];
+  /**
+   * Expansions already computed, by (typos, prefix, query word). Searches repeat their words
+   * far more often than the vocabulary changes; any new word (or a renumbering) clears it.
+   */
+  private readonly expansions = new Map<string, Int32Array>();
+  private cachedNumbers = 0;
 
   get size(): number {
     return this.numbers.size;
@@ -45,6 +54,7 @@ export class Vocabulary {
     n = this.words.length;
     this.words.push(word);
     this.numbers.set(word, n);
+    this.forgetExpansions();
     if (HAS_SURROGATE.test(word)) this.astral.push(n);
     else {
       this.pending.push(n);
@@ -67,6 +77,7 @@ export class Vocabulary {
       }
     }
     this.numbers.clear();
+    this.forgetExpansions();
     this.words.length = 0;
     this.sortedWords = [];
     this.sortedNumbers = [];
@@ -81,6 +92,12 @@ export class Vocabulary {
     }
     this.mergePending();
     return remap;
+  }
+
+  private forgetExpansions(): void {
+    if (this.expansions.size === 0) return;
+    this.expansions.clear();
+    this.cachedNumbers = 0;
   }
 
   private mergePending(): void {
@@ -120,6 +137,20 @@ export class Vocabulary {
       if (n !== undefined) visit(n);
       return;
     }
+    const key = `${allowed}${prefix ? 'p' : 'w'}${query}`;
+    let found = this.expansions.get(key);
+    if (!found) {
+      const collected: number[] = [];
+      this.expandUncached(query, allowed, prefix, (n) => collected.push(n));
+      found = Int32Array.from(collected);
+      if (this.expansions.size >= MAX_CACHED_EXPANSIONS || this.cachedNumbers + found.length > MAX_CACHED_NUMBERS) this.forgetExpansions();
+      this.expansions.set(key, found);
+      this.cachedNumbers += found.length;
+    }
+    for (let i = 0; i < found.length; i++) visit(found[i]!);
+  }
+
+  private expandUncached(query: string, allowed: number, prefix: boolean, visit: (n: number) => void): void {
     if (this.pending.length > PENDING_SEARCH_LIMIT) this.mergePending();
     const q = codePoints(query);
     const checkOneByOne = (n: number) => {
