@@ -11,6 +11,7 @@ import { EmbeddedSearchIndex } from '../src/search/embedded/embedded-search-inde
 import type { SearchDocument, SearchRequest } from '../src/search/port.ts';
 import { documentWords } from '../src/search/words.ts';
 import { referenceSearch } from '../test/helpers/search-reference.ts';
+import { SeededRandom } from '../src/catalog/seeded-random.ts';
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) {
@@ -18,14 +19,10 @@ if (!gc) {
   process.exit(2);
 }
 
+/** The demo catalog's seeded generator, as a function. */
 function rng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const random = new SeededRandom(seed);
+  return () => random.next();
 }
 
 /** A Zipf-distributed vocabulary of pronounceable words: rank 1 is the most frequent. */

@@ -4,6 +4,7 @@ import { EmbeddedSearchIndex } from '../../src/search/embedded/embedded-search-i
 import type { SearchDocument, SearchRequest } from '../../src/search/port.ts';
 import { referenceSearch, referenceWordMatches, osaDistance } from '../helpers/search-reference.ts';
 import { parseQuery } from '../../src/search/words.ts';
+import { SeededRandom } from '../../src/catalog/seeded-random.ts';
 
 /**
  * The embedded engine against the brute-force reference: generated catalogs (small
@@ -179,12 +180,8 @@ describe('embedded engine against the brute-force reference', () => {
   });
 });
 
+/** The demo catalog's seeded generator, as a function. */
 function mulberry32(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const random = new SeededRandom(seed);
+  return () => random.next();
 }
