@@ -1,5 +1,11 @@
 import type { FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
+import { createAccounts, type Accounts } from './auth/accounts.ts';
+import type { MailMessage } from './auth/mailer.ts';
+import { MCP_PATH } from './mcp/route.ts';
+import type { SiteFetcherOptions } from './sites/safe-fetch.ts';
+import { oauthErrorPageFor } from './web/oauth-error-page.tsx';
 import { createProjector, projectionLag, type Projector } from '../projector/projector.ts';
 import { demoCatalogLines } from './catalog/demo-data.ts';
 import { importCatalog, isCatalogEmpty } from './catalog/import-catalog.ts';
@@ -31,6 +37,7 @@ export interface RunningService {
   readonly read: ReadService;
   readonly mirror: ProjectionMirror;
   readonly projector: Projector | undefined;
+  readonly accounts: Accounts;
   readonly logger: Logger;
   close(): Promise<void>;
 }
@@ -46,6 +53,10 @@ export interface StartOptions {
   logger?: Logger;
   /** A database opened by the caller; closed by close() only when opened here. */
   database?: OpenedDatabase;
+  /** For tests: trusted certificates and a DNS resolver for outgoing fetches. */
+  fetchOptions?: Pick<SiteFetcherOptions, 'ca' | 'resolver'>;
+  /** For tests: told of every e-mail the service sends (or logs). */
+  onMail?: (message: MailMessage) => void;
 }
 
 export async function startService(config: Config, opts: StartOptions): Promise<RunningService> {
@@ -110,6 +121,27 @@ export async function startService(config: Config, opts: StartOptions): Promise<
     });
     cleanups.push(() => rateLimits.close());
 
+    // One connection for the write side's shared counters (sign-in, registration and draft
+    // limits); without Redis they count in this process's memory.
+    const redis = config.redisUrl
+      ? new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000, commandTimeout: 500, lazyConnect: false })
+      : undefined;
+    if (redis) {
+      redis.on('error', (err) => logger.warn({ err }, 'Redis unreachable; write-side limits count in memory'));
+      cleanups.push(async () => redis.disconnect());
+    }
+    const accounts = await createAccounts({
+      config,
+      pool,
+      redis,
+      log: logger,
+      mcpPath: MCP_PATH,
+      renderErrorPage: oauthErrorPageFor(config.publicUrl),
+      ...(opts.fetchOptions && { fetchOptions: opts.fetchOptions }),
+      ...(opts.onMail && { onMail: opts.onMail }),
+    });
+    cleanups.push(async () => accounts.close());
+
     const readiness: Readiness = {
       async check() {
         const checks: Record<string, { ok: boolean; detail?: string }> = {};
@@ -140,14 +172,14 @@ export async function startService(config: Config, opts: StartOptions): Promise<
     };
 
     const metrics = createMetrics({ read, rateLimits, mirror, lag: () => projectionLag(pool) });
-    const app = await buildApp({ config, read, rateLimits, metrics, readiness, logger: logger.child({ component: 'http' }) });
+    const app = await buildApp({ config, read, rateLimits, metrics, readiness, pool, accounts, logger: logger.child({ component: 'http' }) });
     cleanups.push(() => app.close());
 
     let url = config.publicUrl;
     if (opts.listen !== false) {
       url = await app.listen({ host: config.host, port: config.port });
     }
-    return { app, url, config, pool, connectionString: database.connectionString, read, mirror, projector, logger, close };
+    return { app, url, config, pool, connectionString: database.connectionString, read, mirror, projector, accounts, logger, close };
   } catch (err) {
     await close();
     throw err;

@@ -14,6 +14,20 @@ const postgresUrl = z
 
 const redisUrl = z.string().regex(/^rediss?:\/\//, { error: 'must be a redis:// or rediss:// URL' });
 
+const smtpUrl = z.string().regex(/^smtps?:\/\/[^\s]+$/, { error: 'must be an smtp:// or smtps:// URL, e.g. smtp://user:password@mail.example.com:587' });
+
+const flag = () =>
+  z
+    .string()
+    .default('false')
+    .transform((v, ctx) => {
+      const lower = v.toLowerCase();
+      if (['true', '1', 'yes', 'on'].includes(lower)) return true;
+      if (['false', '0', 'no', 'off'].includes(lower)) return false;
+      ctx.addIssue({ code: 'custom', message: 'must be true or false' });
+      return z.NEVER;
+    });
+
 const positiveInt = (min: number, max: number) =>
   z
     .string()
@@ -71,6 +85,10 @@ export const envSchema = z.object({
   PROJECTOR_BATCH_SIZE: positiveInt(1, 100_000).default(500),
   PROJECTOR_POLL_MS: positiveInt(50, 60_000).default(1000),
   DEMO_COUNT: positiveInt(0, 1_000_000).default(2000),
+  SMTP_URL: smtpUrl.optional(),
+  MAIL_FROM: z.string().min(3).max(320).optional(),
+  OAUTH_CLIENT_IDLE_DAYS: positiveInt(1, 3650).default(30),
+  FETCH_ALLOW_LOOPBACK: flag(),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -98,6 +116,14 @@ export interface Config {
   readonly readyMaxLagSeconds: number;
   readonly projector: { readonly batchSize: number; readonly pollMs: number };
   readonly demoCount: number;
+  /** Outgoing mail: SMTP when set, else messages are written to the log. */
+  readonly mail: { readonly smtpUrl: string | undefined; readonly from: string };
+  readonly oauth: { readonly clientIdleSeconds: number };
+  /**
+   * Lets the service fetch sites and client documents on loopback addresses. For local
+   * development and tests only; private and link-local addresses stay refused regardless.
+   */
+  readonly fetchAllowLoopback: boolean;
 }
 
 export class ConfigError extends Error {
@@ -144,6 +170,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     readyMaxLagSeconds: e.READY_MAX_LAG_SECONDS,
     projector: { batchSize: e.PROJECTOR_BATCH_SIZE, pollMs: e.PROJECTOR_POLL_MS },
     demoCount: e.DEMO_COUNT,
+    mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM ?? `Product directory <no-reply@${new URL(publicUrl).hostname}>` },
+    oauth: { clientIdleSeconds: e.OAUTH_CLIENT_IDLE_DAYS * 86_400 },
+    fetchAllowLoopback: e.FETCH_ALLOW_LOOPBACK,
   };
   return Object.freeze(config);
 }

@@ -1,6 +1,8 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import type { Accounts } from '../auth/accounts.ts';
 import type { Config } from '../config/config.ts';
+import type { Pool } from '../db/pool.ts';
 import type { ReadService } from '../read/read-service.ts';
 import { registerMcp } from '../mcp/route.ts';
 import { clientError, frameworkError } from './errors.ts';
@@ -10,6 +12,8 @@ import type { Metrics } from './metrics.ts';
 import type { RateLimits } from './rate-limit.ts';
 import { registerRest } from './rest.ts';
 import { registerPages } from '../web/pages.ts';
+import { registerOAuthRoutes } from './oauth-routes.ts';
+import { MCP_PATH } from '../mcp/route.ts';
 
 export interface AppDeps {
   config: Config;
@@ -17,6 +21,9 @@ export interface AppDeps {
   rateLimits: RateLimits;
   metrics: Metrics;
   readiness: Readiness;
+  /** The write model, for the maker pages. */
+  pool: Pool;
+  accounts: Accounts;
   /** The process logger; request logs carry request ids. Omitted: no request logging. */
   logger?: Logger;
 }
@@ -49,6 +56,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerInfrastructure(app, deps);
   await registerRest(app, deps);
   await registerMcp(app, deps);
+  await registerOAuthRoutes(app, {
+    oauth: deps.accounts.oauth,
+    replays: deps.accounts.replays,
+    registrationLimiter: deps.accounts.limits.registrationsPerIp,
+    publicUrl: deps.config.publicUrl,
+    mcpUrl: deps.accounts.mcpUrl,
+    mcpPath: MCP_PATH,
+  });
   await registerOperations(app, deps);
   await registerPages(app, deps);
   return app;

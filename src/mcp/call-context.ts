@@ -1,12 +1,15 @@
 import { tooManyRequests } from '../contract/errors.ts';
 import type { Bucket, RateDecision, RateLimits } from '../http/rate-limit.ts';
 import type { ReadService } from '../read/read-service.ts';
+import type { Caller } from '../auth/caller.ts';
 
 /**
  * What the tools and the prompt of one MCP request need. A fresh server is built per HTTP
  * request, so the caller's address is simply part of its context.
  */
 export interface McpCallContext {
+  /** Who is calling: anonymous, or a maker through a connected app with its granted scopes. */
+  caller: Caller;
   read: ReadService;
   rateLimits: RateLimits;
   /** The caller's IP, as REST sees it (TRUST_PROXY honoured). */

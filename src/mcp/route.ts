@@ -2,7 +2,10 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../http/app.ts';
 import { rateLimitHeaders, type RateDecision } from '../http/rate-limit.ts';
+import { resourceMetadataUrl } from '../http/oauth-routes.ts';
 import { jsonRpcError } from './jsonrpc-error.ts';
+import { authenticateMcpRequest, type McpAuth } from './mcp-auth.ts';
+import { MAKER_TOOL_SCOPES } from './maker-tool-scopes.ts';
 import { createOriginPolicy } from './origin.ts';
 import { createMcpServer } from './server.ts';
 
@@ -16,12 +19,17 @@ export const MCP_PATH = '/api/mcp';
 const BODY_LIMIT = 1024 * 1024;
 
 /** Headers a browser client may read: the request id and the caller's budget, as REST reports them. */
-const EXPOSED_HEADERS = ['x-request-id', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'ratelimit', 'ratelimit-policy', 'retry-after'];
+const EXPOSED_HEADERS = ['x-request-id', 'www-authenticate', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'ratelimit', 'ratelimit-policy', 'retry-after'];
 /** Request headers a browser client sends to the endpoint. */
 const ALLOWED_HEADERS = ['content-type', 'accept', 'mcp-protocol-version', 'authorization'];
 
 export async function registerMcp(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const policy = createOriginPolicy(deps.config.publicUrl, deps.config.mcpAllowedOrigins);
+  const auth: McpAuth = {
+    verifier: deps.accounts.accessTokens,
+    resourceMetadataUrl: resourceMetadataUrl(deps.config.publicUrl, MCP_PATH),
+    toolScopes: MAKER_TOOL_SCOPES,
+  };
   // Its own scope: the origin check and the JSON-RPC error answers apply to /api/mcp only.
   await app.register(async (scope) => {
     scope.addHook('onRequest', async (request, reply) => {
@@ -40,7 +48,7 @@ export async function registerMcp(app: FastifyInstance, deps: AppDeps): Promise<
       url: MCP_PATH,
       handler: async (_request, reply) => reply.code(405).header('allow', 'POST').send(jsonRpcError(-32000, 'Method not allowed.')),
     });
-    scope.post(MCP_PATH, { bodyLimit: BODY_LIMIT }, (request, reply) => handlePost(request, reply, deps));
+    scope.post(MCP_PATH, { bodyLimit: BODY_LIMIT }, (request, reply) => handlePost(request, reply, deps, auth));
   });
 }
 
@@ -96,8 +104,10 @@ function invalidParams(message: unknown): string | undefined {
   return undefined;
 }
 
-async function handlePost(request: FastifyRequest, reply: FastifyReply, deps: AppDeps): Promise<void> {
+async function handlePost(request: FastifyRequest, reply: FastifyReply, deps: AppDeps, auth: McpAuth): Promise<void> {
   const res = reply.raw;
+  const caller = await authenticateMcpRequest(request, reply, auth);
+  if (!caller) return;
   const problem = invalidParams(request.body);
   if (problem !== undefined) {
     const id = (request.body as { id?: unknown }).id;
@@ -107,6 +117,7 @@ async function handlePost(request: FastifyRequest, reply: FastifyReply, deps: Ap
       .send({ jsonrpc: '2.0', id: typeof id === 'string' || typeof id === 'number' ? id : null, error: { code: -32602, message: `Invalid params: ${problem}.` } });
   }
   const server = createMcpServer({
+    caller,
     read: deps.read,
     rateLimits: deps.rateLimits,
     ip: request.ip,

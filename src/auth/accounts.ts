@@ -1,0 +1,86 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Config } from '../config/config.ts';
+import type { Pool } from '../db/pool.ts';
+import type { SiteFetcherOptions } from '../sites/safe-fetch.ts';
+import { createGuardedFetch } from '../sites/safe-fetch.ts';
+import { createKeyedLimiter, type KeyedLimiter } from '../util/keyed-limiter.ts';
+import { createAccessTokenVerifier, type AccessTokenVerifier } from './access-tokens.ts';
+import { createAuthorizationServer, type AuthorizationServer, type ErrorPage } from './authorization-server.ts';
+import { createMailer, type MailMessage, type Mailer } from './mailer.ts';
+import { createRefreshReplays, type RefreshReplays } from './refresh-replay.ts';
+import { loadServiceKeys, type ServiceKeys } from './service-keys.ts';
+
+/**
+ * Everything about makers' identities one API process needs: the authorization server, the
+ * access-token check of the MCP endpoint, mail, and the limits on sign-in and registration.
+ */
+export interface Accounts {
+  readonly keys: ServiceKeys;
+  readonly oauth: AuthorizationServer;
+  readonly replays: RefreshReplays;
+  readonly accessTokens: AccessTokenVerifier;
+  readonly mailer: Mailer;
+  readonly limits: {
+    readonly signInPerIp: KeyedLimiter;
+    readonly signInPerAddress: KeyedLimiter;
+    readonly registrationsPerIp: KeyedLimiter;
+  };
+  /** The MCP endpoint's URL: the resource and audience of every access token. */
+  readonly mcpUrl: string;
+  close(): void;
+}
+
+/** Asks for sign-in links: per IP and per address, each over an hour. */
+export const SIGN_IN_LIMITS = { perIpPerHour: 20, perAddressPerHour: 5 } as const;
+/** Dynamic client registrations per IP per hour. */
+export const REGISTRATIONS_PER_IP_PER_HOUR = 30;
+
+export interface AccountsOptions {
+  config: Config;
+  pool: Pool;
+  redis: Redis | undefined;
+  log: Logger;
+  mcpPath: string;
+  renderErrorPage: (error: { error: string; description: string | undefined }) => ErrorPage;
+  /** For tests: trusted certificates and a resolver for the fetches of client documents. */
+  fetchOptions?: Pick<SiteFetcherOptions, 'ca' | 'resolver'>;
+  onMail?: (message: MailMessage) => void;
+}
+
+export async function createAccounts(opts: AccountsOptions): Promise<Accounts> {
+  const { config, pool } = opts;
+  const mcpUrl = `${config.publicUrl}${opts.mcpPath}`;
+  const keys = await loadServiceKeys(pool);
+  const replays = createRefreshReplays(pool);
+  const oauth = await createAuthorizationServer({
+    issuer: config.publicUrl,
+    resource: mcpUrl,
+    pool,
+    keys,
+    trustProxy: config.trustProxy !== false,
+    clientIdleSeconds: config.oauth.clientIdleSeconds,
+    fetch: createGuardedFetch({ allowLoopback: config.fetchAllowLoopback, ...opts.fetchOptions }),
+    renderErrorPage: opts.renderErrorPage,
+    onRefreshAnswered: (spent, body) => replays.remember(spent, body),
+    log: opts.log.child({ component: 'oauth' }),
+  });
+  const mailer = createMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from, log: opts.log.child({ component: 'mail' }), ...(opts.onMail && { onSend: opts.onMail }) });
+  const hour = 3600;
+  return {
+    keys,
+    oauth,
+    replays,
+    accessTokens: createAccessTokenVerifier({ pool, issuer: config.publicUrl, audience: mcpUrl, publicKeys: keys.publicKeys, log: opts.log }),
+    mailer,
+    limits: {
+      signInPerIp: createKeyedLimiter({ keyPrefix: 'catalog:signin-ip', points: SIGN_IN_LIMITS.perIpPerHour, durationSeconds: hour, redis: opts.redis }),
+      signInPerAddress: createKeyedLimiter({ keyPrefix: 'catalog:signin-address', points: SIGN_IN_LIMITS.perAddressPerHour, durationSeconds: hour, redis: opts.redis }),
+      registrationsPerIp: createKeyedLimiter({ keyPrefix: 'catalog:oauth-register', points: REGISTRATIONS_PER_IP_PER_HOUR, durationSeconds: hour, redis: opts.redis }),
+    },
+    mcpUrl,
+    close() {
+      mailer.close();
+    },
+  };
+}

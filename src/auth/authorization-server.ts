@@ -1,0 +1,218 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import type { Configuration, KoaContextWithOIDC, default as ProviderType } from 'oidc-provider';
+import type { Pool } from '../db/pool.ts';
+import { loadOidcProvider } from './load-oidc-provider.ts';
+import { createOAuthStore } from './oauth-store.ts';
+import { normalizeRedirectKind } from './redirect-uris.ts';
+import { SCOPES, RESOURCE_SCOPES } from './scopes.ts';
+import type { ServiceKeys } from './service-keys.ts';
+
+/**
+ * The OAuth 2.1 authorization server for MCP clients, on the service's own origin: oidc-provider
+ * (a certified, widely used implementation) configured for public clients only:
+ *
+ * - clients register by Client ID Metadata Document (client_id is an https URL, fetched through
+ *   the service's SSRF-guarded fetch) or by Dynamic Client Registration (RFC 7591);
+ * - authorization code with PKCE S256 (the only method the library implements), exact redirect
+ *   match, any port on loopback (RFC 8252) for clients whose redirects are on loopback;
+ * - `resource` (RFC 8707) bound to codes and tokens: the MCP URL by default, `invalid_target`
+ *   for anything else; access tokens are ES256 JWTs for that audience, valid one hour;
+ * - refresh tokens only with offline_access, 30 days, rotated on every use; reuse of a spent one
+ *   or of an authorization code revokes the grant;
+ * - every authorization goes through the consent page (src/web/oauth-pages.tsx), where a signed-in
+ *   maker approves or denies; nothing is issued before Approve.
+ *
+ * Interactions are served at /oauth/consent/:uid; the library's own endpoints live under /oauth.
+ */
+export const OAUTH_ROUTES = {
+  authorization: '/oauth/authorize',
+  token: '/oauth/token',
+  registration: '/oauth/register',
+  revocation: '/oauth/revoke',
+  jwks: '/oauth/jwks',
+} as const;
+
+export const CONSENT_PATH = '/oauth/consent';
+
+const HOUR = 3600;
+const DAY = 24 * HOUR;
+export const ACCESS_TOKEN_SECONDS = HOUR;
+export const REFRESH_TOKEN_SECONDS = 30 * DAY;
+
+/** An HTML page and the Content-Security-Policy it is sent with. */
+export interface ErrorPage {
+  html: string;
+  contentSecurityPolicy: string;
+}
+
+export interface AuthorizationServerOptions {
+  /** The issuer: the service's public origin. */
+  issuer: string;
+  /** The MCP endpoint URL: the only resource tokens are issued for, and their audience. */
+  resource: string;
+  pool: Pool;
+  keys: ServiceKeys;
+  /** Whether X-Forwarded-* headers are trusted (TRUST_PROXY). */
+  trustProxy: boolean;
+  /** A dynamically registered client unused this long is forgotten. */
+  clientIdleSeconds: number;
+  /** Fetches Client ID Metadata Documents; must refuse private addresses (src/sites). */
+  fetch: (url: URL | string, init: RequestInit) => Promise<Response>;
+  /** Renders the page shown when an authorization request cannot be answered by redirect. */
+  renderErrorPage: (error: { error: string; description: string | undefined }) => ErrorPage;
+  /** Told of each answered refresh, to let a retry within seconds get the same answer. */
+  onRefreshAnswered?: (spentRefreshToken: string, body: unknown) => Promise<void>;
+  log: Logger;
+}
+
+export interface AuthorizationServer {
+  readonly provider: ProviderType;
+  readonly issuer: string;
+  readonly resource: string;
+  /** Hands a request to the library (its endpoints, discovery, resume after consent). */
+  handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
+}
+
+export async function createAuthorizationServer(opts: AuthorizationServerOptions): Promise<AuthorizationServer> {
+  const { Provider, errors, interactionPolicy } = await loadOidcProvider();
+  const secureCookies = opts.issuer.startsWith('https:');
+  const cookieOptions = { signed: true, httpOnly: true, sameSite: 'lax' as const, secure: secureCookies, path: '/' };
+
+  // Every authorization needs the maker's explicit approval, even when a grant exists already:
+  // the consent step also establishes who the maker is (from the site's own sign-in).
+  const policy = interactionPolicy.base();
+  policy.get('consent')!.checks.add(
+    new interactionPolicy.Check('approval_required', 'the maker approves every authorization', (ctx: KoaContextWithOIDC) =>
+      ctx.oidc.result?.consent?.grantId ? interactionPolicy.Check.NO_NEED_TO_PROMPT : interactionPolicy.Check.REQUEST_PROMPT,
+    ),
+  );
+
+  const configuration: Configuration = {
+    adapter: createOAuthStore({ pool: opts.pool, clientIdleSeconds: opts.clientIdleSeconds }),
+    clients: [],
+    async findAccount(_ctx, id) {
+      const { rows } = await opts.pool.query('SELECT 1 FROM catalog.makers WHERE id::text = $1', [id]);
+      if (!rows[0]) return undefined;
+      // Tokens carry the maker id only: a client never learns the account's e-mail address.
+      return { accountId: id, claims: () => ({ sub: id }) };
+    },
+    jwks: { keys: opts.keys.signingKeys as never },
+    cookies: {
+      keys: [...opts.keys.cookieKeys],
+      names: { session: 'oauth_session', interaction: 'oauth_interaction', resume: 'oauth_resume' },
+      long: cookieOptions,
+      short: cookieOptions,
+    },
+    scopes: [...SCOPES.filter((s) => !RESOURCE_SCOPES.includes(s))],
+    claims: { openid: ['sub'] },
+    responseTypes: ['code'],
+    clientAuthMethods: ['none'],
+    clientDefaults: {
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    },
+    pkce: { required: () => true },
+    features: {
+      devInteractions: { enabled: false },
+      userinfo: { enabled: false },
+      rpInitiatedLogout: { enabled: false },
+      introspection: { enabled: false },
+      revocation: { enabled: true },
+      registration: { enabled: true, issueRegistrationAccessToken: false },
+      clientIdMetadataDocument: {
+        enabled: true,
+        ack: 'draft-02',
+        cacheDuration: { min: 60, max: 6 * HOUR },
+      },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: (_ctx, _client, oneOf) => oneOf ?? opts.resource,
+        useGrantedResource: () => true,
+        getResourceServerInfo(_ctx, indicator) {
+          if (indicator !== opts.resource) throw new errors.InvalidTarget(`the only resource is ${opts.resource}`);
+          return {
+            scope: RESOURCE_SCOPES.join(' '),
+            audience: opts.resource,
+            accessTokenTTL: ACCESS_TOKEN_SECONDS,
+            accessTokenFormat: 'jwt',
+            jwt: { sign: { alg: 'ES256' } },
+          };
+        },
+      },
+    } as Configuration['features'],
+    // A grant id in each access token lets API processes refuse tokens of a disconnected app.
+    extraTokenClaims: (_ctx, token) => ({ gid: token.grantId }),
+    // Every authorization gets a grant of its own, made on the consent page.
+    loadExistingGrant: async (ctx) => {
+      const grantId = ctx.oidc.result?.consent?.grantId;
+      return grantId ? ctx.oidc.provider.Grant.find(grantId) : undefined;
+    },
+    interactions: {
+      policy,
+      url: (_ctx, interaction) => `${CONSENT_PATH}/${interaction.uid}`,
+    },
+    rotateRefreshToken: true,
+    issueRefreshToken: (_ctx, client, code) => client.grantTypeAllowed('refresh_token') && code.scopes.has('offline_access'),
+    ttl: {
+      AccessToken: ACCESS_TOKEN_SECONDS,
+      AuthorizationCode: 60,
+      RefreshToken: REFRESH_TOKEN_SECONDS,
+      // A grant's expiry moves forward with each refresh token issued for it (oauth-store.ts).
+      Grant: REFRESH_TOKEN_SECONDS,
+      Interaction: HOUR,
+      Session: DAY,
+    },
+    routes: OAUTH_ROUTES,
+    extraClientMetadata: {
+      // Not a real property: declaring one makes the library run the validator on every client
+      // (registered or fetched), which is where redirect URIs get their kind.
+      properties: ['catalog_redirect_kind'],
+      validator(_ctx, key, _value, metadata) {
+        if (key === 'catalog_redirect_kind') normalizeRedirectKind(metadata, (message) => new errors.InvalidClientMetadata(message));
+      },
+    },
+    // Browser-based clients call the token and revocation endpoints cross-origin; the code and
+    // its PKCE verifier are what protect them, and no cookie is involved.
+    clientBasedCORS: (_ctx, origin, client) => origin !== 'null' && client.clientAuthMethod === 'none',
+    fetch: opts.fetch as Configuration['fetch'],
+    async renderError(ctx, out) {
+      const page = opts.renderErrorPage({ error: String(out.error), description: out.error_description ? String(out.error_description) : undefined });
+      ctx.type = 'html';
+      ctx.set('cache-control', 'no-store');
+      ctx.set('content-security-policy', page.contentSecurityPolicy);
+      ctx.set('referrer-policy', 'same-origin');
+      ctx.body = page.html;
+    },
+    discovery: { service_documentation: `${opts.issuer}/api/v1/docs` },
+  };
+
+  const provider = new Provider(opts.issuer, configuration);
+  provider.proxy = opts.trustProxy;
+
+  provider.on('server_error', (_ctx: unknown, err: Error) => opts.log.error({ err }, 'authorization server error'));
+  provider.on('grant.error', (_ctx: unknown, err: Error) => opts.log.debug({ err: { name: err.name, message: err.message } }, 'token request refused'));
+  provider.on('authorization.error', (_ctx: unknown, err: Error) =>
+    opts.log.debug({ err: { name: err.name, message: err.message } }, 'authorization request refused'),
+  );
+
+  if (opts.onRefreshAnswered) {
+    const onRefreshAnswered = opts.onRefreshAnswered;
+    provider.use(async (ctx, next) => {
+      await next();
+      const params = ctx.oidc?.params as { grant_type?: string; refresh_token?: string } | undefined;
+      if (ctx.oidc?.route === 'token' && ctx.status === 200 && params?.grant_type === 'refresh_token' && params.refresh_token) {
+        await onRefreshAnswered(params.refresh_token, ctx.body);
+      }
+    });
+  }
+
+  const callback = provider.callback();
+  return {
+    provider,
+    issuer: opts.issuer,
+    resource: opts.resource,
+    handle: (req, res) => Promise.resolve(callback(req, res)),
+  };
+}
