@@ -40,7 +40,7 @@ export function demoDescription(rnd: SeededRandom, c: DemoCategory, name: string
       </p>
       {links && (
         <p>
-          Read the <a href={`${site}/docs`}>getting started guide</a> or <a href={`${site}/changelog`}>see what shipped recently</a>.
+          Read the <a href={site + '/docs'}>getting started guide</a> or <a href={site + '/changelog'}>see what shipped recently</a>.
         </p>
       )}
     </>,

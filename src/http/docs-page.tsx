@@ -12,9 +12,12 @@ import type { OpenApiDocument } from './openapi.ts';
  */
 type Json = Record<string, unknown>;
 
-/** Inline code spans (`x`) in descriptions; odd parts of the split are the code. */
+/** A code span in a description: text between two backticks (\x60). */
+const CODE_SPAN = /\x60([^\x60]+)\x60/;
+
+/** Descriptions with their code spans as <code>; odd parts of the split are the code. */
 function Prose({ text }: { text: string }) {
-  return <>{text.split(/`([^`]+)`/).map((part, i) => (i % 2 === 1 ? <code>{part}</code> : part))}</>;
+  return <>{text.split(CODE_SPAN).map((part, i) => (i % 2 === 1 ? <code>{part}</code> : part))}</>;
 }
 
 /** The nodes with `separator` between each two. */
