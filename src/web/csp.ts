@@ -21,9 +21,15 @@ export type CspDirectives = Record<string, string[]>;
 const REFUSED_SCHEMES = new Set(['javascript:', 'data:', 'blob:', 'filesystem:', 'file:', 'about:']);
 
 /**
+ * What a source expression may look like: a scheme, or an origin whose host is a DNS name or an
+ * IP address. URL parsing alone is not enough: it keeps `;` in a host (`https://a.example;x/`),
+ * which would end the directive and start another.
+ */
+const SOURCE = /^[a-z][a-z0-9+.-]*:(?:\/\/(?:\[[0-9a-f:.]+\]|[a-z0-9-]+(?:\.[a-z0-9-]+)*)(?::\d{1,5})?)?$/i;
+
+/**
  * The CSP source expression that allows navigating to `target`: its origin for http(s), the bare
  * scheme for an app's private scheme (`com.example.app:/callback` → `com.example.app:`).
- * URL parsing normalizes the value, so nothing from it can add a directive to the policy.
  */
 export function cspSourceFor(target: string): string {
   let url: URL;
@@ -33,8 +39,9 @@ export function cspSourceFor(target: string): string {
     throw new TypeError(`form-action target ${JSON.stringify(target)} is not an absolute URL`);
   }
   if (REFUSED_SCHEMES.has(url.protocol)) throw new TypeError(`form-action target ${JSON.stringify(target)} has a refused scheme`);
-  if (url.protocol === 'http:' || url.protocol === 'https:') return url.origin;
-  return url.protocol;
+  const source = url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : url.protocol;
+  if (!SOURCE.test(source)) throw new TypeError(`form-action target ${JSON.stringify(target)} cannot be written in a policy`);
+  return source;
 }
 
 export function cspDirectives(opts: CspOptions): CspDirectives {
