@@ -1,5 +1,7 @@
 import type { CategoryLineInput, ListingLineInput, ListingStatus } from './listing-input.ts';
 import { SeededRandom } from './seeded-random.ts';
+import { demoDescription } from './demo-description.tsx';
+import { capitalize, sentence } from './demo-words.ts';
 import {
   ADJECTIVES,
   DEMO_CATEGORIES,
@@ -8,11 +10,9 @@ import {
   NAME_PREFIXES,
   NAME_QUALIFIERS,
   NAME_SUFFIXES,
-  OUTCOMES,
   PROMO_CODES,
   PROMO_OFFERS,
   PUNCHLINE_ENDINGS,
-  SECTION_TITLES,
   type DemoCategory,
 } from './demo-vocabulary.ts';
 
@@ -65,7 +65,7 @@ function demoListing(rnd: SeededRandom, names: NameGenerator): ListingLineInput 
     slug,
     name,
     punchline: punchline(rnd, category),
-    description: description(rnd, category, name, site, pricing),
+    description: demoDescription(rnd, category, name, site, pricing),
     website: site,
     logo: rnd.chance(0.9) ? `${site}/logo.png` : null,
     cover: rnd.chance(0.75) ? `${site}/cover.png` : null,
@@ -117,41 +117,6 @@ function punchline(rnd: SeededRandom, c: DemoCategory): string {
       return `${capitalize(rnd.pick(c.features))} for ${rnd.pick(c.audiences)}`;
     default:
       return `A ${rnd.pick(ADJECTIVES)} ${rnd.pick(c.kinds)} that helps you ${rnd.pick(c.actions)}`;
-  }
-}
-
-function description(rnd: SeededRandom, c: DemoCategory, name: string, site: string, pricing: Pricing | null): string {
-  const kind = rnd.pick(c.kinds);
-  const adjective = rnd.pick(ADJECTIVES);
-  const [first, second] = rnd.sample(c.actions, 2);
-  const [one, two] = rnd.sample(INTEGRATIONS, 2);
-  const parts = [
-    `<p>${name} is ${article(adjective)} ${adjective} ${kind} for ${rnd.pick(c.audiences)}. It helps you ${first} and ${second}, so ${rnd.pick(OUTCOMES)}.</p>`,
-    `<h3>${rnd.pick(SECTION_TITLES)}</h3>`,
-    `<ul>${rnd
-      .sample(c.features, rnd.int(3, 5))
-      .map((f) => `<li>${capitalize(f)}</li>`)
-      .join('')}</ul>`,
-    `<p>Setup takes about ${rnd.pick(['five', 'ten', 'fifteen'])} minutes, and ${name} works with <strong>${one}</strong> and <strong>${two}</strong> out of the box. ${pricingSentence(rnd, pricing)}</p>`,
-  ];
-  if (rnd.chance(0.6)) {
-    parts.push(`<p>Read the <a href="${site}/docs">getting started guide</a> or <a href="${site}/changelog">see what shipped recently</a>.</p>`);
-  }
-  return parts.join('');
-}
-
-function pricingSentence(rnd: SeededRandom, pricing: Pricing | null): string {
-  switch (pricing) {
-    case 'free':
-      return 'It is <em>completely free</em>, with no usage limits.';
-    case 'freemium':
-      return `The free plan covers solo use; paid plans add ${rnd.pick(['team workspaces', 'unlimited history', 'priority support', 'custom branding'])}.`;
-    case 'paid':
-      return `Plans start at $${rnd.pick([5, 9, 12, 19, 29, 49])} per month, with a 14-day trial.`;
-    case 'open_source':
-      return 'The source code is available under the MIT license, and a hosted version is offered for teams.';
-    default:
-      return 'Pricing is available on request.';
   }
 }
 
@@ -232,16 +197,4 @@ function slugify(name: string): string {
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-+|-+$/g, '');
-}
-
-function capitalize(s: string): string {
-  return s.charAt(0).toUpperCase() + s.slice(1);
-}
-
-function sentence(s: string): string {
-  return `${capitalize(s)}.`;
-}
-
-function article(word: string): 'a' | 'an' {
-  return /^[aeiou]/i.test(word) ? 'an' : 'a';
 }

@@ -4,7 +4,7 @@ import { parseProductSlug, parseSearchParams } from '../read/params.ts';
 import { etagOf, type ReadService } from '../read/read-service.ts';
 import { cacheControlFor, sendCacheable } from './caching.ts';
 import { registerCors } from './cors.ts';
-import { renderDocsPage } from './docs-page.ts';
+import { renderDocsPage } from './docs-page.tsx';
 import { METHOD_NOT_ALLOWED, notFoundRoute, sendError, requestPath } from './errors.ts';
 import { API_PREFIX, buildOpenApiDocument } from './openapi.ts';
 import type { RateLimits } from './rate-limit.ts';

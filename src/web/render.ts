@@ -1,0 +1,51 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { VNode } from 'preact';
+import { renderToString } from 'preact-render-to-string';
+import { NO_STORE, sendCacheable } from '../http/caching.ts';
+import { etagOf } from '../read/read-service.ts';
+
+/**
+ * Turning a page into an HTTP answer. Every page goes through preact-render-to-string, which
+ * escapes every text and attribute value; the only raw HTML on any page is a listing's
+ * description, sanitized when it was written (see catalog/sanitize-description.ts).
+ */
+export const HTML_CONTENT_TYPE = 'text/html; charset=utf-8';
+
+/** The whole document: the doctype, then the page's <html> element. */
+export function renderPage(page: VNode): string {
+  return '<!doctype html>' + renderToString(page);
+}
+
+/**
+ * A public page, the same for every visitor (the directory pages): ETag and the catalog's
+ * Cache-Control, a bodiless 304 when the browser's copy is current. Such a page must be rendered
+ * with `session={null}`: an edge would otherwise hand one maker's header to everyone.
+ */
+export function sendPublicPage(request: FastifyRequest, reply: FastifyReply, page: VNode, cacheControl: string): FastifyReply {
+  const body = renderPage(page);
+  return sendCacheable(request, reply, { body, etag: etagOf(body) }, cacheControl, HTML_CONTENT_TYPE);
+}
+
+export interface PrivatePageOptions {
+  /** Default 200. */
+  status?: number;
+  /**
+   * A Content-Security-Policy replacing the scope's, built with contentSecurityPolicy() from
+   * csp.ts (the consent page adds the client's redirect URI to form-action).
+   */
+  csp?: string;
+}
+
+/**
+ * A page for one visitor (signed-in pages, forms with their errors, error pages): never stored
+ * by a browser or an edge cache.
+ */
+export function sendPrivatePage(reply: FastifyReply, page: VNode, opts: PrivatePageOptions = {}): FastifyReply {
+  if (opts.csp !== undefined) reply.header('content-security-policy', opts.csp);
+  reply.removeHeader('etag');
+  return reply
+    .code(opts.status ?? 200)
+    .header('cache-control', NO_STORE)
+    .type(HTML_CONTENT_TYPE)
+    .send(renderPage(page));
+}
