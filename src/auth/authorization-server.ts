@@ -143,7 +143,7 @@ export async function createAuthorizationServer(opts: AuthorizationServerOptions
       },
     } as Configuration['features'],
     // A grant id in each access token lets API processes refuse tokens of a disconnected app.
-    extraTokenClaims: (_ctx, token) => ({ gid: token.grantId }),
+    extraTokenClaims: (_ctx, token) => ('grantId' in token ? { gid: token.grantId } : undefined),
     // Every authorization gets a grant of its own, made on the consent page.
     loadExistingGrant: async (ctx) => {
       const grantId = ctx.oidc.result?.consent?.grantId;

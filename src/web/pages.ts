@@ -1,8 +1,13 @@
 import type { FastifyInstance } from 'fastify';
+import type { Accounts } from '../auth/accounts.ts';
+import type { Pool } from '../db/pool.ts';
 import type { RateLimits } from '../http/rate-limit.ts';
 import { addRateLimitHook } from '../http/rate-limit-hook.ts';
 import type { ReadService } from '../read/read-service.ts';
+import { registerAccountPages } from './account-routes.tsx';
 import { registerDirectoryPages } from './directory-routes.tsx';
+import { registerMakerSession } from './maker-session.ts';
+import { sendPageError } from './page-errors.tsx';
 import { registerPageSecurity } from './page-security.ts';
 import { registerStylesheet } from './stylesheet.ts';
 
@@ -10,6 +15,8 @@ export interface PagesDeps {
   read: ReadService;
   rateLimits: RateLimits;
   config: { cache: { maxAgeSeconds: number }; publicUrl: string };
+  pool: Pool;
+  accounts: Accounts;
 }
 
 /**
@@ -30,6 +37,20 @@ export async function registerPages(app: FastifyInstance, deps: PagesDeps): Prom
     await web.register(async (pages) => {
       addRateLimitHook(pages, deps.rateLimits);
       registerDirectoryPages(pages, deps);
+      // The maker's pages: session cookie, form bodies, CSRF on every POST; never cached.
+      await pages.register(async (maker) => {
+        const secureCookies = new URL(deps.config.publicUrl).protocol === 'https:';
+        await registerMakerSession(maker, { pool: deps.pool, cookieSecret: deps.accounts.keys.cookieKeys[0]!, secureCookies });
+        maker.setErrorHandler((err, request, reply) => sendPageError(err, request, reply));
+        registerAccountPages(maker, {
+          pool: deps.pool,
+          mailer: deps.accounts.mailer,
+          oauth: deps.accounts.oauth,
+          publicUrl: deps.config.publicUrl,
+          secureCookies,
+          signInLimits: { perIp: deps.accounts.limits.signInPerIp, perAddress: deps.accounts.limits.signInPerAddress },
+        });
+      });
     });
   });
 }
