@@ -69,7 +69,8 @@ export function websiteIdentity(url: string): string {
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new TypeError(`not an http(s) URL: ${url}`);
   let host = u.hostname.replace(/\.$/, '');
-  if (host.startsWith('www.') && host.length > 4) host = host.slice(4);
+  // www.com is a site of its own; www.example.com is example.com
+  if (host.startsWith('www.') && host.slice(4).includes('.')) host = host.slice(4);
   const port = u.port === '' || u.port === '80' || u.port === '443' ? '' : `:${u.port}`;
   const path = u.pathname.replace(/\/+$/, '');
   const query = withoutTracking(u.searchParams).sort(([a, av], [b, bv]) => (a < b ? -1 : a > b ? 1 : av < bv ? -1 : av > bv ? 1 : 0));
@@ -148,7 +149,8 @@ export function parseWebsiteInput(input: string): WebsiteInputResult {
   url.hostname = hostname;
   url.hash = '';
   const kept = withoutTracking(url.searchParams);
-  url.search = kept.length ? new URLSearchParams(kept).toString() : '';
+  // rewritten only when something was dropped, so the maker's own query stays as typed
+  if (kept.length !== [...url.searchParams].length) url.search = kept.length ? new URLSearchParams(kept).toString() : '';
   const canonical = url.href;
   if (canonical.length > WEBSITE_INPUT_MAX) return { ok: false, message: `The address is too long: at most ${WEBSITE_INPUT_MAX} characters.` };
   return { ok: true, url: canonical };
