@@ -6,7 +6,7 @@ import type { SiteFetcherOptions } from '../sites/safe-fetch.ts';
 import { createGuardedFetch } from '../sites/safe-fetch.ts';
 import { createKeyedLimiter, type KeyedLimiter } from '../util/keyed-limiter.ts';
 import { createAccessTokenVerifier, type AccessTokenVerifier } from './access-tokens.ts';
-import { createAuthorizationServer, type AuthorizationServer, type ErrorPage } from './authorization-server.ts';
+import { createAuthorizationServer, type AuthorizationServer, type AuthorizationServerOptions, type ErrorPage } from './authorization-server.ts';
 import { createMailer, type MailMessage, type Mailer } from './mailer.ts';
 import { createRefreshReplays, type RefreshReplays } from './refresh-replay.ts';
 import { loadServiceKeys, type ServiceKeys } from './service-keys.ts';
@@ -60,7 +60,8 @@ export async function createAccounts(opts: AccountsOptions): Promise<Accounts> {
     keys,
     trustProxy: config.trustProxy !== false,
     clientIdleSeconds: config.oauth.clientIdleSeconds,
-    fetch: createGuardedFetch({ allowLoopback: config.fetchAllowLoopback, ...opts.fetchOptions }),
+    // undici's fetch types and the global fetch types differ only in their stream generics.
+    fetch: createGuardedFetch({ allowLoopback: config.fetchAllowLoopback, ...opts.fetchOptions }) as unknown as AuthorizationServerOptions['fetch'],
     renderErrorPage: opts.renderErrorPage,
     onRefreshAnswered: (spent, body) => replays.remember(spent, body),
     log: opts.log.child({ component: 'oauth' }),

@@ -5,7 +5,7 @@ import type { Pool } from '../db/pool.ts';
 import { loadOidcProvider } from './load-oidc-provider.ts';
 import { createOAuthStore } from './oauth-store.ts';
 import { normalizeRedirectKind } from './redirect-uris.ts';
-import { SCOPES, RESOURCE_SCOPES } from './scopes.ts';
+import { RESOURCE_SCOPES, SCOPES } from './scopes.ts';
 import type { ServiceKeys } from './service-keys.ts';
 
 /**
@@ -58,7 +58,7 @@ export interface AuthorizationServerOptions {
   /** A dynamically registered client unused this long is forgotten. */
   clientIdleSeconds: number;
   /** Fetches Client ID Metadata Documents; must refuse private addresses (src/sites). */
-  fetch: (url: URL | string, init: RequestInit) => Promise<Response>;
+  fetch: NonNullable<Configuration['fetch']>;
   /** Renders the page shown when an authorization request cannot be answered by redirect. */
   renderErrorPage: (error: { error: string; description: string | undefined }) => ErrorPage;
   /** Told of each answered refresh, to let a retry within seconds get the same answer. */
@@ -112,10 +112,15 @@ export async function createAuthorizationServer(opts: AuthorizationServerOptions
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
       token_endpoint_auth_method: 'none',
+      id_token_signed_response_alg: 'ES256',
     },
     pkce: { required: () => true },
     features: {
       devInteractions: { enabled: false },
+      // Tokens are plain bearer tokens for the MCP endpoint: no proof-of-possession binding the
+      // resource server would have to verify, and no pushed requests (no endpoint is mounted).
+      dPoP: { enabled: false },
+      pushedAuthorizationRequests: { enabled: false },
       userinfo: { enabled: false },
       rpInitiatedLogout: { enabled: false },
       introspection: { enabled: false },
@@ -153,6 +158,8 @@ export async function createAuthorizationServer(opts: AuthorizationServerOptions
       policy,
       url: (_ctx, interaction) => `${CONSENT_PATH}/${interaction.uid}`,
     },
+    // Tokens outlive the library's browser session, which ends with each authorization (below).
+    expiresWithSession: () => false,
     rotateRefreshToken: true,
     issueRefreshToken: (_ctx, client, code) => client.grantTypeAllowed('refresh_token') && code.scopes.has('offline_access'),
     ttl: {
@@ -176,7 +183,7 @@ export async function createAuthorizationServer(opts: AuthorizationServerOptions
     // Browser-based clients call the token and revocation endpoints cross-origin; the code and
     // its PKCE verifier are what protect them, and no cookie is involved.
     clientBasedCORS: (_ctx, origin, client) => origin !== 'null' && client.clientAuthMethod === 'none',
-    fetch: opts.fetch as Configuration['fetch'],
+    fetch: opts.fetch,
     async renderError(ctx, out) {
       const page = opts.renderErrorPage({ error: String(out.error), description: out.error_description ? String(out.error_description) : undefined });
       ctx.type = 'html';
@@ -196,6 +203,24 @@ export async function createAuthorizationServer(opts: AuthorizationServerOptions
   provider.on('authorization.error', (_ctx: unknown, err: Error) =>
     opts.log.debug({ err: { name: err.name, message: err.message } }, 'authorization request refused'),
   );
+
+  // The site's own session says who the maker is (the consent page signs the authorization in);
+  // the library's session is needed only while one authorization is under way. Ending it when
+  // the authorization is answered means a browser later used by another maker never carries
+  // the previous maker's account into a new authorization.
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.oidc?.route === 'resume') await ctx.oidc.session?.destroy();
+  });
+
+  // The metadata names the resource's scopes too (the library lists only its own), and not
+  // openid, which no part of this service uses.
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.oidc?.route === 'discovery' && ctx.status === 200 && ctx.body && typeof ctx.body === 'object') {
+      (ctx.body as Record<string, unknown>).scopes_supported = [...SCOPES];
+    }
+  });
 
   if (opts.onRefreshAnswered) {
     const onRefreshAnswered = opts.onRefreshAnswered;

@@ -44,7 +44,7 @@ export function createOAuthStore(opts: OAuthStoreOptions): new (name: string) =>
 
     async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
       const stored: AdapterPayload = { ...payload };
-      if (stored.jti === id) delete stored.jti;
+      if (!PLAIN_ID_KINDS.has(this.kind) && stored.jti === id) delete stored.jti;
       const uidKey = payload.uid ? hashTokenHex(payload.uid) : null;
       const expiresAt = expiresIn ? new Date(Date.now() + expiresIn * 1000) : null;
       await pool.query(

@@ -83,7 +83,11 @@ export async function authenticateMcpRequest(request: FastifyRequest, reply: Fas
     if (!needed) continue;
     const scopes = checkScopes(caller, needed);
     if (scopes.ok) continue;
-    if (scopes.status === 401) return refuse(reply, auth, { status: 401, error: 'invalid_token', description: scopes.description, tokenPresented: false, scope: needed });
+    // Signing in for a maker tool also asks to stay connected (offline_access): the maker sees it
+    // on the consent page, and the app does not have to send them through sign-in every hour.
+    if (scopes.status === 401) {
+      return refuse(reply, auth, { status: 401, error: 'invalid_token', description: scopes.description, tokenPresented: false, scope: [...needed, 'offline_access'] });
+    }
     return refuse(reply, auth, { status: 403, error: 'insufficient_scope', description: scopes.description, tokenPresented: true, scope: needed });
   }
   return caller;

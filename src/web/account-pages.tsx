@@ -81,6 +81,8 @@ export interface ConsentView {
   /** Where the browser goes after Approve or Deny. */
   redirectTarget: string;
   scopes: readonly Scope[];
+  /** The same scopes as the grant records them: the server's own, and each resource's. */
+  requested: { oidc: readonly Scope[]; resources: Readonly<Record<string, readonly Scope[]>> };
 }
 
 export function ConsentPage({ session, view }: { session: Session; view: ConsentView }) {

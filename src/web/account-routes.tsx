@@ -142,13 +142,9 @@ export function registerAccountPages(scope: FastifyInstance, deps: AccountPagesD
       );
       return reply.redirect(to, 303);
     }
-    const details = await oauth.provider.interactionDetails(request.raw, reply.raw);
     const grant = new oauth.provider.Grant({ accountId: session.maker.id, clientId: view.clientId });
-    const oidcScopes = view.scopes.filter((s) => !RESOURCE_SCOPES.includes(s));
-    if (oidcScopes.length) grant.addOIDCScope(oidcScopes.join(' '));
-    const resource = details.params.resource;
-    const resourceScopes = view.scopes.filter((s) => RESOURCE_SCOPES.includes(s));
-    if (typeof resource === 'string' && resourceScopes.length) grant.addResourceScope(resource, resourceScopes.join(' '));
+    if (view.requested.oidc.length) grant.addOIDCScope(view.requested.oidc.join(' '));
+    for (const [indicator, scopes] of Object.entries(view.requested.resources)) grant.addResourceScope(indicator, scopes.join(' '));
     const grantId = await grant.save();
     await recordGrant(pool, {
       grantId,
@@ -208,10 +204,16 @@ async function consentView(request: FastifyRequest<{ Params: { uid: string } }>,
   const clientId = String(details.params.client_id);
   const client = await oauth.provider.Client.find(clientId);
   if (!client) return undefined;
-  const prompt = details.prompt.details as { missingOIDCScope?: string[]; missingResourceScopes?: Record<string, string[]> };
-  const requested = new Set<Scope>();
-  for (const s of prompt.missingOIDCScope ?? []) if (isScope(s)) requested.add(s);
-  for (const scopes of Object.values(prompt.missingResourceScopes ?? {})) for (const s of scopes) if (isScope(s)) requested.add(s);
+  // What the request asks for (the library has already dropped what this client may not have,
+  // e.g. offline_access without the refresh_token grant). Each authorization gets a grant of its
+  // own, so the grant holds exactly this. Resource scopes belong to the requested resource, the
+  // MCP endpoint by default.
+  const asked = String(details.params.scope ?? '').split(' ').filter((s): s is Scope => isScope(s));
+  const resource = typeof details.params.resource === 'string' ? details.params.resource : oauth.resource;
+  const oidc = asked.filter((s) => !RESOURCE_SCOPES.includes(s));
+  const onResource = asked.filter((s) => RESOURCE_SCOPES.includes(s));
+  const resources: Record<string, Scope[]> = onResource.length ? { [resource]: onResource } : {};
+  const requested = new Set<Scope>([...oidc, ...Object.values(resources).flat()]);
   const redirectUri = String(details.params.redirect_uri ?? client.redirectUris?.[0] ?? '');
   const kind = (client as unknown as { clientIdMetadataDocument?: boolean }).clientIdMetadataDocument ? 'metadata_document' : 'registered';
   const hostOf = (u: string | undefined) => (u ? (URL.parse(u)?.host ?? null) : null);
@@ -223,5 +225,6 @@ async function consentView(request: FastifyRequest<{ Params: { uid: string } }>,
     kind,
     redirectTarget: redirectUri,
     scopes: SCOPES.filter((s) => requested.has(s)),
+    requested: { oidc, resources },
   };
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance } from 'fastify';
 import type { Accounts } from '../auth/accounts.ts';
 import type { Pool } from '../db/pool.ts';
 import type { RateLimits } from '../http/rate-limit.ts';
@@ -41,7 +41,7 @@ export async function registerPages(app: FastifyInstance, deps: PagesDeps): Prom
       await pages.register(async (maker) => {
         const secureCookies = new URL(deps.config.publicUrl).protocol === 'https:';
         await registerMakerSession(maker, { pool: deps.pool, cookieSecret: deps.accounts.keys.cookieKeys[0]!, secureCookies });
-        maker.setErrorHandler((err, request, reply) => sendPageError(err, request, reply));
+        maker.setErrorHandler((err: FastifyError, request, reply) => sendPageError(err, request, reply));
         registerAccountPages(maker, {
           pool: deps.pool,
           mailer: deps.accounts.mailer,

@@ -1,6 +1,8 @@
+import net, { type AddressInfo } from 'node:net';
 import pino from 'pino';
+import type { MailMessage } from '../../src/auth/mailer.ts';
 import { loadConfig, type Env } from '../../src/config/config.ts';
-import { startService, type RunningService } from '../../src/service.ts';
+import { startService, type RunningService, type StartOptions } from '../../src/service.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
 import { seedFixtureCatalog } from './fixtures.ts';
 
@@ -11,7 +13,18 @@ export interface TestStack {
   baseUrl: string;
   /** Waits until every committed write-model change is visible to reads. */
   settle(): Promise<void>;
+  /** Every e-mail the service sent (or logged), oldest first. */
+  mails: MailMessage[];
   stop(): Promise<void>;
+}
+
+/** A port free right now on 127.0.0.1, for a service whose PUBLIC_URL must name its real port. */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }
 
 /**
@@ -19,17 +32,26 @@ export interface TestStack {
  * search, REST and MCP on a real listening port. Seeds the fixture catalog unless told not to.
  */
 export async function startTestStack(
-  opts: { env?: Partial<Record<keyof Env, string>>; seed?: boolean; listen?: boolean } = {},
+  opts: {
+    env?: Partial<Record<keyof Env, string>>;
+    seed?: boolean;
+    listen?: boolean;
+    /** Listen on a port chosen beforehand and make PUBLIC_URL name it (OAuth needs the real address). */
+    realPublicUrl?: boolean;
+    fetchOptions?: StartOptions['fetchOptions'];
+  } = {},
 ): Promise<TestStack> {
   const db = await createTestDatabase();
   if (opts.seed !== false) await seedFixtureCatalog(db.pool);
+  const port = opts.realPublicUrl ? await freePort() : 0;
+  const mails: MailMessage[] = [];
   const config = loadConfig(
     {},
     {
       DATABASE_URL: db.url,
       HOST: '127.0.0.1',
-      PORT: '0',
-      PUBLIC_URL: 'http://catalog.test',
+      PORT: String(port),
+      PUBLIC_URL: opts.realPublicUrl ? `http://127.0.0.1:${port}` : 'http://catalog.test',
       SITE_URL: 'https://directory.test',
       LOG_LEVEL: 'silent',
       PROJECTOR_POLL_MS: '100',
@@ -41,6 +63,8 @@ export async function startTestStack(
     demo: false,
     listen: opts.listen !== false,
     logger: pino({ level: 'silent' }),
+    onMail: (message) => mails.push(message),
+    ...(opts.fetchOptions && { fetchOptions: opts.fetchOptions }),
   });
   const settle = async () => {
     // Every outbox row committed so far must be behind the projection checkpoint. catchUp()
@@ -68,6 +92,7 @@ export async function startTestStack(
     db,
     baseUrl: service.url,
     settle,
+    mails,
     async stop() {
       await service.close();
       await db.drop();
