@@ -5,7 +5,7 @@ import type { ComponentChildren } from 'preact';
  * they work without JavaScript, and the server answers an invalid submission with the same
  * page, the values kept, an ErrorSummary at the top and the message next to each field.
  *
- * Field ids are `field-<name>` unless given, so ErrorSummary links land on the field.
+ * A field's id is "field-" followed by its name unless given, so ErrorSummary links land on it.
  */
 
 /** The name of the hidden field every POST form carries its CSRF token in. */
