@@ -4,7 +4,7 @@ import type { Configuration, KoaContextWithOIDC, default as ProviderType } from 
 import type { Pool } from '../db/pool.ts';
 import { loadOidcProvider } from './load-oidc-provider.ts';
 import { createOAuthStore } from './oauth-store.ts';
-import { normalizeRedirectKind } from './redirect-uris.ts';
+import { dropResourceScopes, normalizeRedirectKind } from './redirect-uris.ts';
 import { RESOURCE_SCOPES, SCOPES } from './scopes.ts';
 import type { ServiceKeys } from './service-keys.ts';
 
@@ -174,10 +174,12 @@ export async function createAuthorizationServer(opts: AuthorizationServerOptions
     routes: OAUTH_ROUTES,
     extraClientMetadata: {
       // Not a real property: declaring one makes the library run the validator on every client
-      // (registered or fetched), which is where redirect URIs get their kind.
+      // (registered or fetched): redirect URIs get their kind, and the client's scope is fitted.
       properties: ['catalog_redirect_kind'],
       validator(_ctx, key, _value, metadata) {
-        if (key === 'catalog_redirect_kind') normalizeRedirectKind(metadata, (message) => new errors.InvalidClientMetadata(message));
+        if (key !== 'catalog_redirect_kind') return;
+        normalizeRedirectKind(metadata, (message) => new errors.InvalidClientMetadata(message));
+        dropResourceScopes(metadata, RESOURCE_SCOPES);
       },
     },
     // Browser-based clients call the token and revocation endpoints cross-origin; the code and
@@ -199,9 +201,10 @@ export async function createAuthorizationServer(opts: AuthorizationServerOptions
   provider.proxy = opts.trustProxy;
 
   provider.on('server_error', (_ctx: unknown, err: Error) => opts.log.error({ err }, 'authorization server error'));
-  provider.on('grant.error', (_ctx: unknown, err: Error) => opts.log.debug({ err: { name: err.name, message: err.message } }, 'token request refused'));
+  const refusal = (err: Error & { error_detail?: string }) => ({ name: err.name, message: err.message, detail: err.error_detail });
+  provider.on('grant.error', (_ctx: unknown, err: Error) => opts.log.debug({ err: refusal(err) }, 'token request refused'));
   provider.on('authorization.error', (_ctx: unknown, err: Error) =>
-    opts.log.debug({ err: { name: err.name, message: err.message } }, 'authorization request refused'),
+    opts.log.debug({ err: refusal(err) }, 'authorization request refused'),
   );
 
   // The site's own session says who the maker is (the consent page signs the authorization in);

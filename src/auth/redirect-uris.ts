@@ -33,3 +33,16 @@ export function normalizeRedirectKind(metadata: Record<string, unknown>, fail: (
   }
   if (native) metadata.application_type = 'native';
 }
+
+/**
+ * A client's registered `scope` may name this resource's scopes (the MCP SDK registers with the
+ * scopes it will ask for); the library checks a client's scope against its own scopes only, so
+ * the resource's are taken out of it here. What a client is granted is decided per request, on
+ * the consent page.
+ */
+export function dropResourceScopes(metadata: Record<string, unknown>, resourceScopes: readonly string[]): void {
+  if (typeof metadata.scope !== 'string') return;
+  const kept = metadata.scope.split(' ').filter((s) => s && !resourceScopes.includes(s));
+  if (kept.length) metadata.scope = kept.join(' ');
+  else delete metadata.scope;
+}

@@ -85,6 +85,22 @@ async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | u
   return Buffer.concat(chunks);
 }
 
+/**
+ * Every authorization is put before the maker on the consent page, so every request is one with
+ * prompt=consent. Saying so keeps offline_access in a request that did not ask for the prompt:
+ * the library (following OpenID Connect) drops offline_access otherwise, and such a client would
+ * silently get no refresh token.
+ */
+export function withConsentPrompt(url: string): string {
+  const q = url.indexOf('?');
+  if (q === -1) return url;
+  const params = new URLSearchParams(url.slice(q + 1));
+  const prompts = (params.get('prompt') ?? '').split(' ').filter(Boolean);
+  if (params.getAll('prompt').length > 1 || prompts.includes('consent') || prompts.includes('none')) return url;
+  params.set('prompt', [...prompts, 'consent'].join(' '));
+  return `${url.slice(0, q)}?${params.toString()}`;
+}
+
 export async function registerOAuthRoutes(app: FastifyInstance, deps: OAuthRouteDeps): Promise<void> {
   const { oauth, replays } = deps;
   const protectedResource = JSON.stringify({
@@ -122,7 +138,10 @@ export async function registerOAuthRoutes(app: FastifyInstance, deps: OAuthRoute
       if (others.length) scope.route({ method: others as never, url, handler: methodNotAllowed(methods.filter((m) => m !== 'OPTIONS').join(', ')) });
     };
 
-    route(OAUTH_ROUTES.authorization, ['GET', 'POST'], handOver);
+    route(OAUTH_ROUTES.authorization, ['GET', 'POST'], async (request, reply) => {
+      if (request.method === 'GET') request.raw.url = withConsentPrompt(request.raw.url ?? '');
+      return handOver(request, reply);
+    });
     route(`${OAUTH_ROUTES.authorization}/:uid`, ['GET', 'POST'], handOver);
     route(OAUTH_ROUTES.revocation, ['POST', 'OPTIONS'], handOver);
     route(OAUTH_ROUTES.jwks, ['GET', 'OPTIONS'], handOver);
