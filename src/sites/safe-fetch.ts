@@ -130,8 +130,8 @@ function blocked(url: string, err: BlockedAddressError): SiteFetchError {
   );
 }
 
-function timeoutError(url: string, timeoutMs: number): SiteFetchError {
-  return new SiteFetchError('timeout', url, `${shown(url)} did not answer completely within ${seconds(timeoutMs)}.`);
+function timeoutError(url: string, timeoutMs: number, cause?: unknown): SiteFetchError {
+  return new SiteFetchError('timeout', url, `${shown(url)} did not answer completely within ${seconds(timeoutMs)}.`, { cause });
 }
 
 function tooLarge(url: string, limit: number, cause?: unknown): SiteFetchError {
@@ -173,7 +173,7 @@ function translate(err: unknown, url: string, phase: 'connect' | 'body', timeout
   }
   const codes = all.map(codeOf);
   if (codes.some((c) => ['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT'].includes(c))) {
-    return new SiteFetchError('timeout', url, `${shown(url)} did not answer completely within ${seconds(timeoutMs)}.`, { cause: err });
+    return timeoutError(url, timeoutMs, err);
   }
   if (codes.some((c) => TLS_ERROR.test(c))) {
     return new SiteFetchError('connect_failed', url, `We could not open ${host} securely: its HTTPS certificate was not accepted.`, { cause: err });
