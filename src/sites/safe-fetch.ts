@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream';
 import { TransformStream, type ReadableStream } from 'node:stream/web';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
-import { fetch as undiciFetch, request, Response, type Agent, type RequestInit } from 'undici';
+import { fetch as undiciFetch, Headers, request, Response, type Agent, type HeadersInit, type RequestInit } from 'undici';
 import {
   BlockedAddressError,
   createGuardedAgent,
@@ -130,8 +130,8 @@ function blocked(url: string, err: BlockedAddressError): SiteFetchError {
   );
 }
 
-function timeoutError(url: string, timeoutMs: number): SiteFetchError {
-  return new SiteFetchError('timeout', url, `${shown(url)} did not answer completely within ${seconds(timeoutMs)}.`);
+function timeoutError(url: string, timeoutMs: number, cause?: unknown): SiteFetchError {
+  return new SiteFetchError('timeout', url, `${shown(url)} did not answer completely within ${seconds(timeoutMs)}.`, { cause });
 }
 
 function tooLarge(url: string, limit: number, cause?: unknown): SiteFetchError {
@@ -173,7 +173,7 @@ function translate(err: unknown, url: string, phase: 'connect' | 'body', timeout
   }
   const codes = all.map(codeOf);
   if (codes.some((c) => ['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT'].includes(c))) {
-    return new SiteFetchError('timeout', url, `${shown(url)} did not answer completely within ${seconds(timeoutMs)}.`, { cause: err });
+    return timeoutError(url, timeoutMs, err);
   }
   if (codes.some((c) => TLS_ERROR.test(c))) {
     return new SiteFetchError('connect_failed', url, `We could not open ${host} securely: its HTTPS certificate was not accepted.`, { cause: err });
@@ -342,11 +342,24 @@ export interface GuardedFetchOptions extends GuardedAgentOptions {
   agent?: Agent;
 }
 
+/** Headers as any fetch implementation spells them, Node's global Headers included. */
+export type HeadersLike = HeadersInit | { forEach(callback: (value: string, name: string) => void): void };
+
 /** RequestInit as libraries pass it, possibly with a dispatcher of their own, which is ignored. */
-export type GuardedFetchInit = RequestInit & { dispatcher?: unknown };
+export type GuardedFetchInit = Omit<RequestInit, 'dispatcher' | 'headers'> & { dispatcher?: unknown; headers?: HeadersLike };
 export type GuardedFetch = (input: string | URL, init?: GuardedFetchInit) => Promise<Response>;
 
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+
+/** Copies headers from another fetch implementation's Headers (or a Map) into undici's. */
+function undiciHeaders(headers: HeadersLike | undefined): Headers {
+  if (headers === undefined || headers instanceof Headers || Array.isArray(headers)) return new Headers(headers);
+  const forEach = (headers as { forEach?: unknown }).forEach;
+  if (typeof forEach !== 'function') return new Headers(headers as HeadersInit);
+  const copy = new Headers();
+  (headers as { forEach(callback: (value: string, name: string) => void): void }).forEach((value, name) => copy.append(name, value));
+  return copy;
+}
 
 /**
  * A WHATWG-compatible fetch through the guarded Agent, for libraries with a `fetch` hook (the
@@ -370,10 +383,10 @@ export function createGuardedFetch(opts: GuardedFetchOptions = {}): GuardedFetch
     const deadline = AbortSignal.timeout(timeoutMs);
     const own = init.signal ?? undefined;
     const signal = own ? AbortSignal.any([own, deadline]) : deadline;
-    const { dispatcher: _theirs, ...rest } = init;
+    const { dispatcher: _theirs, headers, ...rest } = init;
     let res: Response;
     try {
-      res = await undiciFetch(url, { ...rest, redirect: 'manual', signal, dispatcher: agent });
+      res = await undiciFetch(url, { ...rest, headers: undiciHeaders(headers), redirect: 'manual', signal, dispatcher: agent });
     } catch (err) {
       if (own?.aborted) throw own.reason;
       if (deadline.aborted) throw timeoutError(url.href, timeoutMs);

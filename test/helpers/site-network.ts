@@ -108,6 +108,11 @@ export interface SocketWatch {
   dialed(): string[];
   /** Non-loopback addresses the code under test tried to dial (always refused here). */
   violations: string[];
+  /**
+   * Simulates a socket layer that ignores the guard's lookup: sockets resolve names with the
+   * system resolver (allowed for `localhost` only). For testing the check after connect.
+   */
+  dropLookup: boolean;
   restore(): void;
 }
 
@@ -120,11 +125,12 @@ type LookupFn = (hostname: string, options: object, callback: LookupCallback) =>
  * before the socket sees it. A socket asked for without a lookup function would fall back to
  * the system's DNS, so it is only let through for `localhost`.
  */
-export function watchSockets(opts: { dropLookup?: boolean } = {}): SocketWatch {
+export function watchSockets(): SocketWatch {
   const watch: SocketWatch = {
     sockets: [],
     dialed: () => watch.sockets.flatMap((s) => s.dialed),
     violations: [],
+    dropLookup: false,
     restore: () => {
       netSpy.mockRestore();
       tlsSpy.mockRestore();
@@ -144,7 +150,7 @@ export function watchSockets(opts: { dropLookup?: boolean } = {}): SocketWatch {
       return options;
     }
     const inner = options.lookup as LookupFn | undefined;
-    if (!inner || opts.dropLookup) {
+    if (!inner || watch.dropLookup) {
       if (host !== 'localhost') {
         watch.violations.push(host);
         throw new Error(`test network rule: ${host} would go to the system resolver`);
