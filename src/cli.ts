@@ -12,6 +12,8 @@ const commands: Record<string, { summary: string; load: () => Promise<{ default:
   migrate: { summary: 'apply pending database migrations', load: () => import('./cli/migrate.ts') },
   import: { summary: 'import an NDJSON catalog file (or - for stdin)', load: () => import('./cli/import.ts') },
   reindex: { summary: 'rebuild the projection and the search index from the write model', load: () => import('./cli/reindex.ts') },
+  maker: { summary: 'print a fresh sign-in link for a maker (maker link EMAIL)', load: () => import('./cli/maker.ts') },
+  admin: { summary: 'grant or revoke the admin role (admin grant|revoke EMAIL, admin list)', load: () => import('./cli/admin.ts') },
   'demo-data': { summary: 'write a deterministic demo catalog as NDJSON to stdout', load: () => import('./cli/demo-data.ts') },
 };
 

@@ -8,7 +8,9 @@ export interface Maker {
   readonly isAdmin: boolean;
 }
 
-const emailSchema = z.email({ error: 'must be an e-mail address such as maker@example.com' }).max(254, { error: 'must be at most 254 characters' });
+const emailSchema = z
+  .email({ error: 'Enter an e-mail address such as maker@example.com.' })
+  .max(254, { error: 'An e-mail address has at most 254 characters.' });
 
 /** Trims an address and checks it; the domain is lowercased (the local part may be case-sensitive). */
 export function parseEmail(input: unknown): { ok: true; email: string } | { ok: false; message: string } {
@@ -17,7 +19,7 @@ export function parseEmail(input: unknown): { ok: true; email: string } | { ok: 
   const at = trimmed.lastIndexOf('@');
   const normalized = at > 0 ? `${trimmed.slice(0, at)}@${trimmed.slice(at + 1).toLowerCase()}` : trimmed;
   const parsed = emailSchema.safeParse(normalized);
-  return parsed.success ? { ok: true, email: parsed.data } : { ok: false, message: `E-mail address ${parsed.error.issues[0]!.message}.` };
+  return parsed.success ? { ok: true, email: parsed.data } : { ok: false, message: parsed.error.issues[0]!.message };
 }
 
 type Queryable = Pool | PoolClient;
