@@ -1,4 +1,5 @@
 import type { PoolClient } from '../db/pool.ts';
+import { websiteIdentity } from '../sites/website-identity.ts';
 import type { CategoryLine, ListingLine } from './listing-input.ts';
 
 /**
@@ -57,7 +58,7 @@ const LISTING_COLUMNS = `id uuid, slug text, name text, punchline text, descript
   cover text, category text, labels text[], tags text[], product_type catalog.product_type,
   pricing_model catalog.pricing_model, social text, featured boolean, status catalog.listing_status,
   plan catalog.listing_plan, listed_at timestamptz, highlights text[], ideal_for text[], faq jsonb,
-  promo_code text, promo_discount text, promo_url text, promo_expires_at date, maker_email text`;
+  promo_code text, promo_discount text, promo_url text, promo_expires_at date, maker_email text, website_key text`;
 
 /**
  * Inserts or updates listings by slug. An update replaces every field the file carries and
@@ -94,14 +95,15 @@ export async function upsertListings(client: PoolClient, rows: readonly ListingR
     promo_url: r.promo?.url ?? null,
     promo_expires_at: r.promo?.expires_at ?? null,
     maker_email: r.maker_email ?? null,
+    website_key: websiteIdentity(r.website),
   }));
   await client.query(
     `INSERT INTO catalog.listings AS l (id, slug, name, punchline, description, website, logo, cover, category, labels, tags,
        product_type, pricing_model, social, featured, status, plan, listed_at, highlights, ideal_for, faq,
-       promo_code, promo_discount, promo_url, promo_expires_at, maker_id)
+       promo_code, promo_discount, promo_url, promo_expires_at, maker_id, website_key)
      SELECT COALESCE(r.id, gen_random_uuid()), r.slug, r.name, r.punchline, r.description, r.website, r.logo, r.cover,
        r.category, r.labels, r.tags, r.product_type, r.pricing_model, r.social, r.featured, r.status, r.plan, r.listed_at,
-       r.highlights, r.ideal_for, r.faq, r.promo_code, r.promo_discount, r.promo_url, r.promo_expires_at, m.id
+       r.highlights, r.ideal_for, r.faq, r.promo_code, r.promo_discount, r.promo_url, r.promo_expires_at, m.id, r.website_key
      FROM jsonb_to_recordset($1::jsonb) AS r(${LISTING_COLUMNS}, position integer)
      LEFT JOIN catalog.makers m ON lower(m.email) = lower(r.maker_email)
      -- in file order, so the outbox (and the projector after it) sees the listings in that order
@@ -114,7 +116,9 @@ export async function upsertListings(client: PoolClient, rows: readonly ListingR
        status = EXCLUDED.status, plan = EXCLUDED.plan, listed_at = EXCLUDED.listed_at,
        highlights = EXCLUDED.highlights, ideal_for = EXCLUDED.ideal_for, faq = EXCLUDED.faq,
        promo_code = EXCLUDED.promo_code, promo_discount = EXCLUDED.promo_discount, promo_url = EXCLUDED.promo_url,
-       promo_expires_at = EXCLUDED.promo_expires_at,
+       promo_expires_at = EXCLUDED.promo_expires_at, website_key = EXCLUDED.website_key,
+       -- the imported HTML is now what a maker edits
+       description_source = CASE WHEN l.description IS DISTINCT FROM EXCLUDED.description THEN NULL ELSE l.description_source END,
        maker_id = COALESCE(EXCLUDED.maker_id, l.maker_id),
        updated_at = now()`,
     [JSON.stringify(payload)],

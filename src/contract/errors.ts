@@ -56,6 +56,16 @@ export function tooManyRequests(retryAfterSeconds: number): CatalogError {
   );
 }
 
+/** A maker's request that the listing's state does not allow (editing a rejected listing…). */
+export function conflict(message: string): CatalogError {
+  return new CatalogError(ErrorCode.CONFLICT, 409, message);
+}
+
+/** One of the caller's listings was named that the caller does not have. */
+export function listingNotFound(slug: string): CatalogError {
+  return new CatalogError(ErrorCode.NOT_FOUND, 404, `You have no listing with the slug '${slug.slice(0, 200)}'. Call my_listings to see yours.`);
+}
+
 export function internalError(cause?: unknown): CatalogError {
   return new CatalogError(ErrorCode.INTERNAL_SERVER_ERROR, 500, 'The service failed to answer this request. Please retry shortly.', {
     cause,

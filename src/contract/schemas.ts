@@ -207,5 +207,10 @@ export const ErrorCode = {
   NOT_FOUND: 'NOT_FOUND',
   TOO_MANY_REQUESTS: 'TOO_MANY_REQUESTS',
   INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
+  /** The maker tools: the request conflicts with the listing's state (a rejected listing edited…). */
+  CONFLICT: 'CONFLICT',
+  /** A maker tool called without sign-in, or without the scopes it needs. */
+  UNAUTHORIZED: 'UNAUTHORIZED',
+  FORBIDDEN: 'FORBIDDEN',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

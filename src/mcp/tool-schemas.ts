@@ -29,7 +29,7 @@ function jsonSchemaOf(schema: z.ZodType): JsonSchema {
 }
 
 /** An argument the SDK lets through as given, advertised with the contract's JSON Schema. */
-function advertised(schema: z.ZodType) {
+export function advertised(schema: z.ZodType) {
   return z.unknown().optional().meta(jsonSchemaOf(schema));
 }
 
@@ -52,7 +52,7 @@ const limitArgument = z
   .describe(`products per page, ${SEARCH_LIMITS.limitMin} to ${SEARCH_LIMITS.limitMax}; default ${SEARCH_LIMITS.limitDefault}`);
 
 /** Unknown arguments reach the handler (which names them in its error) yet are advertised as not allowed. */
-function argumentsObject(shape: Record<string, z.ZodType>) {
+export function argumentsObject(shape: Record<string, z.ZodType>) {
   return z.looseObject(shape).meta({ additionalProperties: false });
 }
 

@@ -1,0 +1,22 @@
+import type { Pool } from '../db/pool.ts';
+import type { SiteFetcher } from '../sites/safe-fetch.ts';
+import type { ListingUrls } from './maker-listings.ts';
+import type { PaymentLinks } from './payment-port.ts';
+
+/**
+ * What the makers' commands need, built once per process: the write model, the safe site
+ * fetcher, where pages live, payments, and the submission limits. The MCP tools and the maker
+ * pages get the same object.
+ */
+export interface MakerCatalog {
+  readonly pool: Pool;
+  readonly fetcher: SiteFetcher;
+  readonly urls: ListingUrls;
+  readonly payments: PaymentLinks;
+  /** Drafts accepted from everyone in any 24 hours (DRAFT_CAP_PER_DAY). */
+  readonly draftCapPerDay: number;
+  /** Hosts whose sites always wait for review (SITE_BLOCKLIST). */
+  readonly blocklist: readonly string[];
+  /** The clock; tests may move it. */
+  readonly now?: () => Date;
+}

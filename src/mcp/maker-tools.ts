@@ -1,0 +1,304 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { checkScopes } from '../auth/caller.ts';
+import type { Scope } from '../auth/scopes.ts';
+import { CatalogError, badRequest } from '../contract/errors.ts';
+import { ErrorCode } from '../contract/schemas.ts';
+import { checkBadge } from '../catalog/badges.ts';
+import type { MakerCatalog } from '../catalog/maker-catalog.ts';
+import { listingChangesSchema, makerIssues, submissionSchema, submissionShape, listingChangesShape } from '../catalog/maker-input.ts';
+import { editListing, getMakerListing, listMakerListings, type MakerListing } from '../catalog/maker-listings.ts';
+import { formatPrice, type PaymentLink } from '../catalog/payment-port.ts';
+import { submitProduct, type SubmitOutcome } from '../catalog/submissions.ts';
+import { requestUpgrade } from '../catalog/upgrades.ts';
+import { currentCaller, spendBudget, type McpDeps } from './call-context.ts';
+import { MAKER_TOOL_SCOPES } from './maker-tool-scopes.ts';
+import { advertised, argumentsObject } from './tool-schemas.ts';
+import { asToolResult } from './tool-result.ts';
+
+/**
+ * The five maker tools of spec section 4. They call the catalog's commands (src/catalog), the
+ * same ones the maker pages call; they never write a table themselves. Each answers a JSON
+ * object (structuredContent, checked against its output schema, and the same JSON as text);
+ * a refusal is a tool error carrying the error object {code, message, data?}:
+ * BAD_REQUEST (with data.issues naming each rejected argument), NOT_FOUND (not one of your
+ * listings), CONFLICT (the listing's state does not allow it), TOO_MANY_REQUESTS (draft limit).
+ *
+ * The scopes each tool needs are checked at the HTTP layer first (mcp-auth.ts: 401/403 with a
+ * challenge the client's OAuth layer acts on) and again here.
+ */
+export interface MakerToolDeps extends McpDeps {
+  maker: MakerCatalog;
+}
+
+const listingStatus = z.enum(['draft', 'pending', 'changes_requested', 'live', 'rejected', 'hidden']);
+
+const listingOutput = z.object({
+  slug: z.string(),
+  name: z.string(),
+  punchline: z.string(),
+  status: listingStatus.describe('live; pending (in review); changes_requested (see feedback, then edit); rejected; hidden; draft'),
+  hidden_reason: z.enum(['admin', 'badge_missing']).nullable(),
+  plan: z.enum(['free', 'premium']),
+  badge: z.enum(['verified', 'not_verified', 'not_needed']).describe('the directory badge on your site (premium listings need none)'),
+  feedback: z.string().nullable().describe("the reviewer's latest feedback"),
+  website: z.string(),
+  category: z.string().nullable(),
+  url: z.string().describe('the public listing page (answers while the listing is live)'),
+  edit_url: z.string().describe('the page where you edit the listing in the browser'),
+  created_at: z.string(),
+  listed_at: z.string().nullable(),
+});
+
+const paymentOutput = z.object({
+  url: z.string().describe('open in a browser to pay; nothing is charged before'),
+  price: z.string().describe('e.g. "29.00 USD"'),
+  amount_cents: z.number().int(),
+  currency: z.string(),
+});
+
+function listingJson(l: MakerListing): z.infer<typeof listingOutput> {
+  return {
+    slug: l.slug,
+    name: l.name,
+    punchline: l.punchline,
+    status: l.status,
+    hidden_reason: l.hiddenReason,
+    plan: l.plan,
+    badge: l.badge,
+    feedback: l.feedback,
+    website: l.website,
+    category: l.category,
+    url: l.url,
+    edit_url: l.editUrl,
+    created_at: l.createdAt.toISOString(),
+    listed_at: l.listedAt?.toISOString() ?? null,
+  };
+}
+
+function paymentJson(p: PaymentLink): z.infer<typeof paymentOutput> {
+  return { url: p.url, price: formatPrice(p.price), amount_cents: p.price.amountCents, currency: p.price.currency };
+}
+
+function jsonResult(body: Record<string, unknown>): CallToolResult {
+  return { structuredContent: body, content: [{ type: 'text', text: JSON.stringify(body) }] };
+}
+
+/** The signed-in maker, with the scopes the tool needs (checked once more here). */
+function requireMaker(tool: string): string {
+  const needed = MAKER_TOOL_SCOPES[tool] ?? ([] as readonly Scope[]);
+  const check = checkScopes(currentCaller().auth, needed);
+  if (check.ok) return check.makerId;
+  throw new CatalogError(check.status === 401 ? ErrorCode.UNAUTHORIZED : ErrorCode.FORBIDDEN, check.status, check.description);
+}
+
+function parseArgs<T>(schema: z.ZodType<T>, args: unknown): T {
+  const parsed = schema.safeParse(args ?? {});
+  if (!parsed.success) throw badRequest(makerIssues(parsed.error));
+  return parsed.data;
+}
+
+function annotations(title: string, readOnly: boolean): ToolAnnotations {
+  return { title, readOnlyHint: readOnly, destructiveHint: false, idempotentHint: readOnly, openWorldHint: true };
+}
+
+const submitOutput = {
+  outcome: z.enum(['published', 'pending_review', 'draft_saved', 'already_listed', 'already_submitted']),
+  message: z.string(),
+  listing: listingOutput.nullable().describe('your listing (published, pending_review, already_submitted)'),
+  live_listing: z.object({ slug: z.string(), name: z.string(), url: z.string() }).nullable().describe('the live listing of this site (already_listed)'),
+  claim_link: z.object({ url: z.string(), expires_at: z.string() }).nullable().describe('open in a browser to finish a draft (draft_saved)'),
+  payment: paymentOutput.nullable().describe('for plan: premium'),
+  review_reasons: z.array(z.string()).describe('why a listing waits for review (pending_review)'),
+};
+
+function submitAnswer(result: SubmitOutcome): Record<string, unknown> {
+  const base = { listing: null, live_listing: null, claim_link: null, payment: null, review_reasons: [] as string[] };
+  switch (result.outcome) {
+    case 'published':
+    case 'pending_review': {
+      const paid = result.payment ? ` To move it to the premium plan, the maker opens the payment link (${formatPrice(result.payment.price)}) in a browser and pays there; nothing has been charged.` : '';
+      const message =
+        result.outcome === 'published'
+          ? `Published: ${result.listing.name} is live at ${result.listing.url}.${paid}`
+          : `Submitted: ${result.listing.name} waits for review by the directory (the maker can follow it with my_listings).${paid}`;
+      return { ...base, outcome: result.outcome, message, listing: listingJson(result.listing), payment: result.payment ? paymentJson(result.payment) : null, review_reasons: result.reasons.map((r) => r.message) };
+    }
+    case 'draft_saved': {
+      const why = {
+        signed_out: 'Nothing was published: without sign-in, submissions are saved as private drafts.',
+        no_write_scope: 'Nothing was published: this app may not submit to the account (it lacks listings:write), so the submission was saved as a private draft.',
+        no_usable_image: `Nothing was published: the site offers no usable cover image or icon${result.siteProblem ? ` (${result.siteProblem})` : ''}, so the submission was saved as a private draft.`,
+      }[result.reason];
+      return {
+        ...base,
+        outcome: 'draft_saved',
+        message: `${why} The maker opens the claim link in a browser, signs in and submits it through the form (the link works once, until ${result.expiresAt.toISOString()}).`,
+        claim_link: { url: result.claimUrl, expires_at: result.expiresAt.toISOString() },
+      };
+    }
+    case 'already_listed':
+      return { ...base, outcome: 'already_listed', message: `This site is already listed in the directory as ${result.live.name}: ${result.live.url}.`, live_listing: result.live };
+    case 'already_submitted':
+      return { ...base, outcome: 'already_submitted', message: `You already have a listing for this site: ${result.listing.name} (${result.listing.status}). Edit it with update_listing or at ${result.listing.editUrl}.`, listing: listingJson(result.listing) };
+  }
+}
+
+export function registerMakerTools(server: McpServer, deps: MakerToolDeps): void {
+  const { maker } = deps;
+
+  server.registerTool(
+    'submit_product',
+    {
+      title: 'Submit a product',
+      description: [
+        'Submit a product to the directory. Only `website` is required; give name, punchline, description (Markdown or plain text), category (a slug from list_categories), pricing_model, product_type, social (handle without @) and tags when you know them. Use the submit_to_directory prompt to draft them, and submit only after the maker approved the draft.',
+        'Signed in with listings:write, the listing goes to the maker\'s account: an automatic check publishes it at once or holds it for review. Otherwise (or when the site offers no usable image), a private draft is saved and a claim link returned: the maker opens it in a browser, signs in and submits. Without sign-in an address may save 5 drafts in 24 hours.',
+        '`plan: "premium"` also returns a payment link with its price; nothing is ever charged here, the maker pays in the browser.',
+        'Outcomes: published, pending_review, draft_saved, already_listed (the site is live in the directory), already_submitted (you already have a listing for it).',
+      ].join('\n'),
+      inputSchema: argumentsObject(Object.fromEntries(Object.entries(submissionShape).map(([k, v]) => [k, advertised(v)]))).meta({ required: ['website'] }),
+      outputSchema: submitOutput,
+      annotations: annotations('Submit a product', false),
+    },
+    (args) =>
+      asToolResult(async () => {
+        const caller = currentCaller();
+        await spendBudget(deps.rateLimits, caller, 'other');
+        const submission = parseArgs(submissionSchema, args);
+        const auth = caller.auth;
+        const result = await submitProduct(
+          maker,
+          { makerId: auth.kind === 'maker' ? auth.makerId : null, canWrite: auth.kind === 'maker' && auth.scopes.has('listings:write'), clientIp: caller.ip },
+          submission,
+        );
+        return jsonResult(submitAnswer(result));
+      }, (err) => currentCaller().log.error({ err }, 'MCP tool failed')),
+  );
+
+  server.registerTool(
+    'my_listings',
+    {
+      title: 'My listings',
+      description:
+        "The signed-in maker's listings, newest first: status, plan, badge, the reviewer's feedback and the page to open for each. Give `slug` for one listing. Needs listings:read.",
+      inputSchema: argumentsObject({ slug: advertised(z.string().min(1).max(200).describe('one of your listings; omit for all')) }),
+      outputSchema: { listings: z.array(listingOutput) },
+      annotations: annotations('My listings', true),
+    },
+    (args) =>
+      asToolResult(async () => {
+        const caller = currentCaller();
+        await spendBudget(deps.rateLimits, caller, 'other');
+        const makerId = requireMaker('my_listings');
+        const { slug } = parseArgs(z.strictObject({ slug: z.string().trim().min(1, { error: 'slug must not be empty' }).max(200).optional() }), args);
+        const listings = slug ? [await getMakerListing(maker.pool, maker.urls, makerId, slug)] : await listMakerListings(maker.pool, maker.urls, makerId);
+        return jsonResult({ listings: listings.map(listingJson) });
+      }, (err) => currentCaller().log.error({ err }, 'MCP tool failed')),
+  );
+
+  const updateShape = {
+    slug: z.string().min(1).max(200).describe('the listing to edit (from my_listings)'),
+    name: listingChangesShape.name.optional(),
+    punchline: listingChangesShape.punchline.optional(),
+    description: listingChangesShape.description.optional().describe('Markdown or plain text'),
+    category: listingChangesShape.category.optional(),
+    pricing_model: listingChangesShape.pricing_model.optional(),
+    social: listingChangesShape.social.optional().describe('handle without @, or null to remove it'),
+  };
+
+  server.registerTool(
+    'update_listing',
+    {
+      title: 'Update a listing',
+      description:
+        'Edit one of your listings: name, punchline, description (Markdown or plain text), category, pricing_model or social. A live listing stays live and changes at once; a listing that is not live goes (back) to review; a rejected listing cannot be edited. Needs listings:read and listings:write.',
+      inputSchema: argumentsObject(Object.fromEntries(Object.entries(updateShape).map(([k, v]) => [k, advertised(v)]))).meta({ required: ['slug'] }),
+      outputSchema: { outcome: z.enum(['updated_live', 'sent_to_review']), message: z.string(), listing: listingOutput },
+      annotations: annotations('Update a listing', false),
+    },
+    (args) =>
+      asToolResult(async () => {
+        const caller = currentCaller();
+        await spendBudget(deps.rateLimits, caller, 'other');
+        const makerId = requireMaker('update_listing');
+        const { slug, ...rest } = (args ?? {}) as Record<string, unknown>;
+        if (typeof slug !== 'string' || slug.trim() === '') throw badRequest([{ path: ['slug'], message: 'slug is required: one of your listings (see my_listings)' }]);
+        const changes = parseArgs(listingChangesSchema, rest);
+        const result = await editListing(maker.pool, maker.urls, makerId, slug.trim(), changes, maker.now?.() ?? new Date());
+        const message =
+          result.outcome === 'updated_live'
+            ? `Saved: the live listing shows the change within seconds at ${result.listing.url}.`
+            : 'Saved: the listing went to review; it shows publicly once a reviewer approves it.';
+        return jsonResult({ outcome: result.outcome, message, listing: listingJson(result.listing) });
+      }, (err) => currentCaller().log.error({ err }, 'MCP tool failed')),
+  );
+
+  server.registerTool(
+    'check_badge',
+    {
+      title: 'Check the badge',
+      description:
+        "Looks now for the directory badge on the site of one of your free listings: found, missing or inconclusive (the site could not be read), with the exact markup to add. Records nothing: the maker presses Verify on the listing's edit page to make the link to the site followed. Needs listings:read.",
+      inputSchema: argumentsObject({ slug: advertised(z.string().min(1).max(200).describe('one of your free listings')) }).meta({ required: ['slug'] }),
+      outputSchema: {
+        status: z.enum(['found', 'missing', 'inconclusive']),
+        reason: z.string().nullable(),
+        message: z.string(),
+        markup: z.string().describe('the HTML to put on the site'),
+        badge_image_url: z.string(),
+        listing_url: z.string(),
+        edit_url: z.string(),
+      },
+      annotations: annotations('Check the badge', true),
+    },
+    (args) =>
+      asToolResult(async () => {
+        const caller = currentCaller();
+        await spendBudget(deps.rateLimits, caller, 'other');
+        const makerId = requireMaker('check_badge');
+        const { slug } = parseArgs(z.strictObject({ slug: z.string({ error: 'slug is required' }).trim().min(1, { error: 'slug is required' }).max(200) }), args);
+        const answer = await checkBadge(maker, makerId, slug);
+        const message = {
+          found: `The badge links to the listing from ${answer.listing.website}. Press Verify on ${answer.listing.editUrl} to record it.`,
+          missing: 'The badge was not found on the site. Add the markup to the home page, then check again.',
+          inconclusive: 'The site could not be read, so the badge could not be checked. Try again later.',
+        }[answer.check.status];
+        return jsonResult({
+          status: answer.check.status,
+          reason: answer.check.status === 'found' ? null : answer.check.reason,
+          message,
+          markup: answer.markup,
+          badge_image_url: answer.badgeImageUrl,
+          listing_url: answer.listing.url,
+          edit_url: answer.listing.editUrl,
+        });
+      }, (err) => currentCaller().log.error({ err }, 'MCP tool failed')),
+  );
+
+  server.registerTool(
+    'upgrade_listing',
+    {
+      title: 'Upgrade to premium',
+      description:
+        'A payment link, with its price, for moving one of your live free listings to the premium plan (highlights, ideal-for, FAQ and a followed link). Nothing is charged: the maker opens the link in a browser and pays there. Needs listings:read and listings:write.',
+      inputSchema: argumentsObject({ slug: advertised(z.string().min(1).max(200).describe('one of your live free listings')) }).meta({ required: ['slug'] }),
+      outputSchema: { message: z.string(), payment: paymentOutput, listing: listingOutput },
+      annotations: annotations('Upgrade to premium', false),
+    },
+    (args) =>
+      asToolResult(async () => {
+        const caller = currentCaller();
+        await spendBudget(deps.rateLimits, caller, 'other');
+        const makerId = requireMaker('upgrade_listing');
+        const { slug } = parseArgs(z.strictObject({ slug: z.string({ error: 'slug is required' }).trim().min(1, { error: 'slug is required' }).max(200) }), args);
+        const { listing, payment } = await requestUpgrade(maker.pool, maker.urls, maker.payments, makerId, slug);
+        return jsonResult({
+          message: `Open ${payment.url} in a browser to pay ${formatPrice(payment.price)}; the listing moves to the premium plan once the payment is confirmed. Nothing has been charged.`,
+          payment: paymentJson(payment),
+          listing: listingJson(listing),
+        });
+      }, (err) => currentCaller().log.error({ err }, 'MCP tool failed')),
+  );
+}
