@@ -2,7 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { badRequest, CatalogError } from '../contract/errors.ts';
 import { categoryListSchema, pricingModelSchema, productTypeSchema, type Category } from '../contract/schemas.ts';
-import { spendBudget, type McpCallContext } from './call-context.ts';
+import { currentCaller, spendBudget, type McpDeps } from './call-context.ts';
 
 /**
  * The submit_to_directory prompt: turns a product website into a listing draft the maker
@@ -72,7 +72,7 @@ export function submitPromptText(website: string, categories: readonly Category[
   ].join('\n');
 }
 
-export function registerSubmitPrompt(server: McpServer, ctx: McpCallContext): void {
+export function registerSubmitPrompt(server: McpServer, deps: McpDeps): void {
   server.registerPrompt(
     'submit_to_directory',
     {
@@ -84,13 +84,13 @@ export function registerSubmitPrompt(server: McpServer, ctx: McpCallContext): vo
     },
     async (args) => {
       try {
-        await spendBudget(ctx, 'other');
+        await spendBudget(deps.rateLimits, currentCaller(), 'other');
       } catch (err) {
         if (err instanceof CatalogError) throw new PromptRefused(RATE_LIMITED, err.message, err);
         throw err;
       }
       const website = parseWebsite(args.website);
-      const { categories } = categoryListSchema.parse(JSON.parse(ctx.read.categories().body));
+      const { categories } = categoryListSchema.parse(JSON.parse(deps.read.categories().body));
       return {
         description: `Listing draft for ${website}`,
         messages: [{ role: 'user', content: { type: 'text', text: submitPromptText(website, categories) } }],

@@ -175,18 +175,18 @@ async function exchange(stack: TestStack, e: Exchange, index: number): Promise<A
   const nowSeconds = Math.ceil(Date.now() / 1000);
   const answerHeaders: Record<string, string> = {};
   let windowSeconds: number | undefined;
-  for (const [name, value] of res.headers) {
-    if (name === 'date' || name === 'connection' || name === 'keep-alive') continue;
+  res.headers.forEach((value, name) => {
+    if (name === 'date' || name === 'connection' || name === 'keep-alive') return;
     if (name === 'ratelimit') {
       const t = /;t=(\d+)$/.exec(value);
       windowSeconds = Number(t?.[1]);
       expect(windowSeconds, `${e.name}: ${value}`).toBeGreaterThanOrEqual(1);
       expect(windowSeconds).toBeLessThanOrEqual(60);
       answerHeaders[name] = value.replace(/;t=\d+$/, ';t=<t>');
-      continue;
+      return;
     }
     answerHeaders[name] = value;
-  }
+  });
   if (answerHeaders['x-ratelimit-reset'] !== undefined) {
     expect(Math.abs(Number(answerHeaders['x-ratelimit-reset']) - (nowSeconds + windowSeconds!)), e.name).toBeLessThanOrEqual(2);
     answerHeaders['x-ratelimit-reset'] = '<reset>';
@@ -202,6 +202,24 @@ async function exchange(stack: TestStack, e: Exchange, index: number): Promise<A
     headers: answerHeaders,
     body: body.replace(/in about \d+ s\)/g, 'in about <t> s)'),
   };
+}
+
+/**
+ * Answers changed on purpose since they were recorded, each applied to the recording with the
+ * reason. A q of 2 to 100 characters needs no letter or digit any more (a query of symbols
+ * alone matches nothing), so tools/list no longer advertises the pattern that demanded one.
+ */
+const NO_LETTER_PATTERN = '"pattern":"[\\\\p{L}\\\\p{N}]",';
+const INTENDED_CHANGES: Record<string, (answer: Answer) => Answer> = {
+  'tools/list': withoutLetterPattern,
+  'tools/list with a protocol header': withoutLetterPattern,
+  'tools/list is free': withoutLetterPattern,
+};
+
+function withoutLetterPattern(answer: Answer): Answer {
+  expect(answer.body).toContain(NO_LETTER_PATTERN);
+  const body = answer.body.replace(NO_LETTER_PATTERN, '');
+  return { ...answer, body, headers: { ...answer.headers, 'content-length': String(Buffer.byteLength(body)) } };
 }
 
 let answersStack: TestStack;
@@ -238,7 +256,7 @@ describe.each([
       taken[set] = answers;
       return;
     }
-    const expected = recorded![set]!;
+    const expected = recorded![set]!.map((a) => INTENDED_CHANGES[a.name]?.(a) ?? a);
     expect(answers.map((a) => a.name)).toEqual(expected.map((a) => a.name));
     for (const [i, answer] of answers.entries()) {
       expect(answer.request, answer.name).toEqual(expected[i]!.request);

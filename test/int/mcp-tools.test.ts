@@ -147,6 +147,8 @@ describe('search_products', () => {
     { limit: 2, page: 4 },
     { limit: 2, page: 5 },
     { page: 500 },
+    { q: '"\'' },
+    { q: '!!', category: 'design' },
   ];
   it.each(cases)('%o answers the REST body', async (args) => {
     await expectSameAsRest('search_products', args, `/search${queryString(args)}`);
@@ -160,6 +162,14 @@ describe('search_products', () => {
     expect(await slugs({ category: 'design', label: 'new', tag: 'fonts' })).toEqual(['type-scale']);
     expect(await slugs({ q: 'pixel' })).toEqual(['pixel-forge']);
     expect(await slugs({ category: 'empty-shelf' })).toEqual([]);
+  });
+
+  it('answers a q with no letter or digit with no match, never an error', async () => {
+    for (const q of ['"\'', '--', '😀😀', '<>', '!'.repeat(100)]) {
+      const result = await call('search_products', { q });
+      expect(result.isError, q).toBeFalsy();
+      expect(result.structuredContent).toEqual({ products: [], total: 0, page: 1, limit: 20 });
+    }
   });
 
   it('pages through every live listing exactly once', async () => {
