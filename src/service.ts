@@ -4,7 +4,10 @@ import pino, { type Logger } from 'pino';
 import { createAccounts, type Accounts } from './auth/accounts.ts';
 import type { MailMessage } from './auth/mailer.ts';
 import { MCP_PATH } from './mcp/route.ts';
-import type { SiteFetcherOptions } from './sites/safe-fetch.ts';
+import { createSiteFetcher, type SiteFetcherOptions } from './sites/safe-fetch.ts';
+import type { MakerCatalog } from './catalog/maker-catalog.ts';
+import { fillWebsiteKeys } from './catalog/website-keys.ts';
+import { createPaymentLinks } from './payments/payment-links.ts';
 import { oauthErrorPageFor } from './web/oauth-error-page.tsx';
 import { createProjector, projectionLag, type Projector } from '../projector/projector.ts';
 import { demoCatalogLines } from './catalog/demo-data.ts';
@@ -38,6 +41,7 @@ export interface RunningService {
   readonly mirror: ProjectionMirror;
   readonly projector: Projector | undefined;
   readonly accounts: Accounts;
+  readonly maker: MakerCatalog;
   readonly logger: Logger;
   close(): Promise<void>;
 }
@@ -172,14 +176,27 @@ export async function startService(config: Config, opts: StartOptions): Promise<
     };
 
     const metrics = createMetrics({ read, rateLimits, mirror, lag: () => projectionLag(pool) });
-    const app = await buildApp({ config, read, rateLimits, metrics, readiness, pool, accounts, logger: logger.child({ component: 'http' }) });
+    const fetcher = createSiteFetcher({ allowLoopback: config.fetchAllowLoopback, ...opts.fetchOptions });
+    cleanups.push(() => fetcher.close());
+    const maker: MakerCatalog = {
+      pool,
+      fetcher,
+      urls: { siteUrl: config.siteUrl, publicUrl: config.publicUrl },
+      payments: createPaymentLinks({ pool, publicUrl: config.publicUrl, price: config.payments.premiumPrice, provider: config.payments.stripe ? 'stripe' : 'builtin' }),
+      draftCapPerDay: config.makers.draftCapPerDay,
+      blocklist: config.makers.blocklist,
+    };
+    const filled = await fillWebsiteKeys(pool);
+    if (filled > 0) logger.info({ listings: filled }, 'recorded the website identity of existing listings');
+
+    const app = await buildApp({ config, read, rateLimits, metrics, readiness, pool, accounts, maker, logger: logger.child({ component: 'http' }) });
     cleanups.push(() => app.close());
 
     let url = config.publicUrl;
     if (opts.listen !== false) {
       url = await app.listen({ host: config.host, port: config.port });
     }
-    return { app, url, config, pool, connectionString: database.connectionString, read, mirror, projector, accounts, logger, close };
+    return { app, url, config, pool, connectionString: database.connectionString, read, mirror, projector, accounts, maker, logger, close };
   } catch (err) {
     await close();
     throw err;

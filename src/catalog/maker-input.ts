@@ -41,7 +41,7 @@ const plainText = (label: string, max: number) =>
     .max(max, { error: `${label} must be at most ${max} characters` })
     .refine((v) => !MARKUP.test(v), { error: `${label} must be plain text, without HTML or scripts` })
     // control characters other than the usual whitespace have no place in a one-line text
-    .refine((v) => !/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(v), { error: `${label} must not contain control characters` });
+    .refine((v) => ![...v].some((c) => { const n = c.charCodeAt(0); return (n < 32 && n !== 9 && n !== 10 && n !== 13) || n === 127; }), { error: `${label} must not contain control characters` });
 
 const markdown = new Marked({ gfm: true, breaks: false, async: false });
 

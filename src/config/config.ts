@@ -89,6 +89,32 @@ export const envSchema = z.object({
   MAIL_FROM: z.string().min(3).max(320).optional(),
   OAUTH_CLIENT_IDLE_DAYS: positiveInt(1, 3650).default(30),
   FETCH_ALLOW_LOOPBACK: flag(),
+  DRAFT_CAP_PER_DAY: positiveInt(1, 10_000_000).default(200),
+  PREMIUM_PRICE: z
+    .string()
+    .default('29.00 USD')
+    .transform((v, ctx) => {
+      const m = /^\s*(\d{1,7})(?:\.(\d{1,2}))?\s*([A-Za-z]{3})\s*$/.exec(v);
+      if (!m || Number(m[1]) * 100 + Number((m[2] ?? '0').padEnd(2, '0')) === 0) {
+        ctx.addIssue({ code: 'custom', message: 'must be an amount and a currency code, e.g. "29.00 USD"' });
+        return z.NEVER;
+      }
+      return { amountCents: Number(m[1]) * 100 + Number((m[2] ?? '0').padEnd(2, '0')), currency: m[3]!.toLowerCase() };
+    }),
+  SITE_BLOCKLIST: z
+    .string()
+    .default('')
+    .transform((v, ctx) => {
+      const hosts = v.split(',').map((h) => h.trim().toLowerCase().replace(/^www\./, '')).filter(Boolean);
+      const bad = hosts.find((h) => !/^[a-z0-9-]+(\.[a-z0-9-]+)+$/.test(h));
+      if (bad) {
+        ctx.addIssue({ code: 'custom', message: `must be a comma-separated list of host names such as spam.example; "${bad}" is not one` });
+        return z.NEVER;
+      }
+      return hosts;
+    }),
+  STRIPE_SECRET_KEY: z.string().regex(/^(sk|rk)_(test|live)_[A-Za-z0-9]+$/, { error: 'must be a Stripe secret key (sk_test_… or sk_live_…)' }).optional(),
+  STRIPE_WEBHOOK_SECRET: z.string().regex(/^whsec_[A-Za-z0-9]+$/, { error: 'must be a Stripe webhook signing secret (whsec_…)' }).optional(),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -124,6 +150,17 @@ export interface Config {
    * development and tests only; private and link-local addresses stay refused regardless.
    */
   readonly fetchAllowLoopback: boolean;
+  readonly makers: {
+    /** Drafts accepted from everyone in any 24 hours (besides 5 per IP). */
+    readonly draftCapPerDay: number;
+    /** Hosts whose submissions always wait for review. */
+    readonly blocklist: readonly string[];
+  };
+  readonly payments: {
+    readonly premiumPrice: { readonly amountCents: number; readonly currency: string };
+    /** Stripe Checkout when set; otherwise the built-in checkout, which moves no money. */
+    readonly stripe: { readonly secretKey: string; readonly webhookSecret: string | undefined } | undefined;
+  };
 }
 
 export class ConfigError extends Error {
@@ -173,6 +210,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM ?? `Product directory <no-reply@${new URL(publicUrl).hostname}>` },
     oauth: { clientIdleSeconds: e.OAUTH_CLIENT_IDLE_DAYS * 86_400 },
     fetchAllowLoopback: e.FETCH_ALLOW_LOOPBACK,
+    makers: { draftCapPerDay: e.DRAFT_CAP_PER_DAY, blocklist: e.SITE_BLOCKLIST },
+    payments: {
+      premiumPrice: e.PREMIUM_PRICE,
+      stripe: e.STRIPE_SECRET_KEY ? { secretKey: e.STRIPE_SECRET_KEY, webhookSecret: e.STRIPE_WEBHOOK_SECRET } : undefined,
+    },
   };
   return Object.freeze(config);
 }

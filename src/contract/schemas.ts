@@ -162,15 +162,14 @@ const filterSlug = (what: string) =>
  */
 export const searchParamsSchema = z.strictObject({
   // Surrounding spaces are not part of the query ("  " is no 2-character search), and characters
-  // are counted composed ("a" plus a combining accent is one). A query of symbols alone names no
-  // word: searching it would return the whole catalog, which is never what the caller meant.
+  // are counted composed ("a" plus a combining accent is one). Any characters are allowed: a
+  // query of symbols alone names no word, and the read service answers it with no match.
   q: z
     .string(SINGLE_TEXT)
     .trim()
     .normalize('NFC')
     .min(SEARCH_LIMITS.qMin, { error: `must be ${SEARCH_LIMITS.qMin} to ${SEARCH_LIMITS.qMax} characters` })
     .max(SEARCH_LIMITS.qMax, { error: `must be ${SEARCH_LIMITS.qMin} to ${SEARCH_LIMITS.qMax} characters` })
-    .regex(/[\p{L}\p{N}]/u, { error: 'must contain at least one letter or digit' })
     .optional()
     .describe('full-text over name, tagline and description; 2 to 100 characters'),
   category: filterSlug('category').optional().describe('category slug'),

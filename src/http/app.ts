@@ -1,6 +1,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Accounts } from '../auth/accounts.ts';
+import type { MakerCatalog } from '../catalog/maker-catalog.ts';
 import type { Config } from '../config/config.ts';
 import type { Pool } from '../db/pool.ts';
 import type { ReadService } from '../read/read-service.ts';
@@ -24,6 +25,8 @@ export interface AppDeps {
   /** The write model, for the maker pages. */
   pool: Pool;
   accounts: Accounts;
+  /** The makers' commands (MCP maker tools and maker pages). */
+  maker: MakerCatalog;
   /** The process logger; request logs carry request ids. Omitted: no request logging. */
   logger?: Logger;
 }

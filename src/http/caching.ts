@@ -46,13 +46,13 @@ export function ifNoneMatchMatches(header: string | string[] | undefined, etag: 
 }
 
 /**
- * Sends a JSON body that is already text, with its strong ETag and Cache-Control; answers a
- * matching conditional request with a bodiless 304 carrying the same validators.
+ * Sends a JSON body that is already text (or bytes), with its strong ETag and Cache-Control;
+ * answers a matching conditional request with a bodiless 304 carrying the same validators.
  */
 export function sendCacheable(
   request: FastifyRequest,
   reply: FastifyReply,
-  answer: { body: string; etag: string },
+  answer: { body: string; etag: string; bytes?: Buffer },
   cacheControl: string,
   contentType = 'application/json; charset=utf-8',
 ): FastifyReply {
@@ -60,5 +60,6 @@ export function sendCacheable(
   if (ifNoneMatchMatches(request.headers['if-none-match'], answer.etag)) {
     return reply.code(304).send();
   }
-  return reply.type(contentType).send(answer.body);
+  // Bytes when the answer has them: encoded once, rather than on every request.
+  return reply.type(contentType).send(answer.bytes ?? answer.body);
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config/config.ts';
-import { parseProductSlug, parseSearchParams } from '../read/params.ts';
+import { parseNoParams, parseProductRequest, parseProductSlug, parseSearchParams } from '../read/params.ts';
 import { etagOf, type ReadService } from '../read/read-service.ts';
 import { cacheControlFor, sendCacheable } from './caching.ts';
 import { registerCors } from './cors.ts';
@@ -68,15 +68,16 @@ export async function registerRest(app: FastifyInstance, deps: RestDeps): Promis
         return sendCacheable(request, reply, await read.search(query), cacheControl);
       });
 
-      api.get('/categories', { config: { operationId: 'listCategories', rateLimitBucket: 'other' } }, async (request, reply) =>
-        sendCacheable(request, reply, read.categories(), cacheControl),
-      );
+      api.get('/categories', { config: { operationId: 'listCategories', rateLimitBucket: 'other' } }, async (request, reply) => {
+        parseNoParams(request.query);
+        return sendCacheable(request, reply, read.categories(), cacheControl);
+      });
 
       api.get<{ Params: { slug: string } }>(
         '/products/:slug',
         { config: { operationId: 'getProduct', rateLimitBucket: 'other' } },
         async (request, reply) => {
-          const slug = parseProductSlug({ slug: request.params.slug });
+          const slug = parseProductRequest(request.params.slug, request.query);
           return sendCacheable(request, reply, read.product(slug), cacheControl);
         },
       );

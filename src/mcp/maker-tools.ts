@@ -3,11 +3,10 @@ import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/
 import { z } from 'zod';
 import { checkScopes } from '../auth/caller.ts';
 import type { Scope } from '../auth/scopes.ts';
-import { CatalogError, badRequest } from '../contract/errors.ts';
+import { CatalogError, badRequest, internalError } from '../contract/errors.ts';
 import { ErrorCode } from '../contract/schemas.ts';
 import { checkBadge } from '../catalog/badges.ts';
-import type { MakerCatalog } from '../catalog/maker-catalog.ts';
-import { listingChangesSchema, makerIssues, submissionSchema, submissionShape, listingChangesShape } from '../catalog/maker-input.ts';
+import { listingChangesSchema, listingChangesShape, makerIssues, submissionSchema, submissionShape } from '../catalog/maker-input.ts';
 import { editListing, getMakerListing, listMakerListings, type MakerListing } from '../catalog/maker-listings.ts';
 import { formatPrice, type PaymentLink } from '../catalog/payment-port.ts';
 import { submitProduct, type SubmitOutcome } from '../catalog/submissions.ts';
@@ -15,7 +14,7 @@ import { requestUpgrade } from '../catalog/upgrades.ts';
 import { currentCaller, spendBudget, type McpDeps } from './call-context.ts';
 import { MAKER_TOOL_SCOPES } from './maker-tool-scopes.ts';
 import { advertised, argumentsObject } from './tool-schemas.ts';
-import { asToolResult } from './tool-result.ts';
+import { errorResult } from './tool-result.ts';
 
 /**
  * The five maker tools of spec section 4. They call the catalog's commands (src/catalog), the
@@ -28,9 +27,6 @@ import { asToolResult } from './tool-result.ts';
  * The scopes each tool needs are checked at the HTTP layer first (mcp-auth.ts: 401/403 with a
  * challenge the client's OAuth layer acts on) and again here.
  */
-export interface MakerToolDeps extends McpDeps {
-  maker: MakerCatalog;
-}
 
 const listingStatus = z.enum(['draft', 'pending', 'changes_requested', 'live', 'rejected', 'hidden']);
 
@@ -83,6 +79,17 @@ function paymentJson(p: PaymentLink): z.infer<typeof paymentOutput> {
 
 function jsonResult(body: Record<string, unknown>): CallToolResult {
   return { structuredContent: body, content: [{ type: 'text', text: JSON.stringify(body) }] };
+}
+
+/** Runs a tool: a CatalogError is answered as the tool error it is; anything else is logged. */
+async function answer(run: () => Promise<CallToolResult>): Promise<CallToolResult> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof CatalogError) return errorResult(err);
+    currentCaller().log.error({ err }, 'MCP tool failed');
+    return errorResult(internalError(err));
+  }
 }
 
 /** The signed-in maker, with the scopes the tool needs (checked once more here). */
@@ -145,7 +152,7 @@ function submitAnswer(result: SubmitOutcome): Record<string, unknown> {
   }
 }
 
-export function registerMakerTools(server: McpServer, deps: MakerToolDeps): void {
+export function registerMakerTools(server: McpServer, deps: McpDeps): void {
   const { maker } = deps;
 
   server.registerTool(
@@ -163,7 +170,7 @@ export function registerMakerTools(server: McpServer, deps: MakerToolDeps): void
       annotations: annotations('Submit a product', false),
     },
     (args) =>
-      asToolResult(async () => {
+      answer(async () => {
         const caller = currentCaller();
         await spendBudget(deps.rateLimits, caller, 'other');
         const submission = parseArgs(submissionSchema, args);
@@ -174,7 +181,7 @@ export function registerMakerTools(server: McpServer, deps: MakerToolDeps): void
           submission,
         );
         return jsonResult(submitAnswer(result));
-      }, (err) => currentCaller().log.error({ err }, 'MCP tool failed')),
+      })
   );
 
   server.registerTool(
@@ -188,14 +195,14 @@ export function registerMakerTools(server: McpServer, deps: MakerToolDeps): void
       annotations: annotations('My listings', true),
     },
     (args) =>
-      asToolResult(async () => {
+      answer(async () => {
         const caller = currentCaller();
         await spendBudget(deps.rateLimits, caller, 'other');
         const makerId = requireMaker('my_listings');
         const { slug } = parseArgs(z.strictObject({ slug: z.string().trim().min(1, { error: 'slug must not be empty' }).max(200).optional() }), args);
         const listings = slug ? [await getMakerListing(maker.pool, maker.urls, makerId, slug)] : await listMakerListings(maker.pool, maker.urls, makerId);
         return jsonResult({ listings: listings.map(listingJson) });
-      }, (err) => currentCaller().log.error({ err }, 'MCP tool failed')),
+      })
   );
 
   const updateShape = {
@@ -219,7 +226,7 @@ export function registerMakerTools(server: McpServer, deps: MakerToolDeps): void
       annotations: annotations('Update a listing', false),
     },
     (args) =>
-      asToolResult(async () => {
+      answer(async () => {
         const caller = currentCaller();
         await spendBudget(deps.rateLimits, caller, 'other');
         const makerId = requireMaker('update_listing');
@@ -232,7 +239,7 @@ export function registerMakerTools(server: McpServer, deps: MakerToolDeps): void
             ? `Saved: the live listing shows the change within seconds at ${result.listing.url}.`
             : 'Saved: the listing went to review; it shows publicly once a reviewer approves it.';
         return jsonResult({ outcome: result.outcome, message, listing: listingJson(result.listing) });
-      }, (err) => currentCaller().log.error({ err }, 'MCP tool failed')),
+      })
   );
 
   server.registerTool(
@@ -254,7 +261,7 @@ export function registerMakerTools(server: McpServer, deps: MakerToolDeps): void
       annotations: annotations('Check the badge', true),
     },
     (args) =>
-      asToolResult(async () => {
+      answer(async () => {
         const caller = currentCaller();
         await spendBudget(deps.rateLimits, caller, 'other');
         const makerId = requireMaker('check_badge');
@@ -274,7 +281,7 @@ export function registerMakerTools(server: McpServer, deps: MakerToolDeps): void
           listing_url: answer.listing.url,
           edit_url: answer.listing.editUrl,
         });
-      }, (err) => currentCaller().log.error({ err }, 'MCP tool failed')),
+      })
   );
 
   server.registerTool(
@@ -288,7 +295,7 @@ export function registerMakerTools(server: McpServer, deps: MakerToolDeps): void
       annotations: annotations('Upgrade to premium', false),
     },
     (args) =>
-      asToolResult(async () => {
+      answer(async () => {
         const caller = currentCaller();
         await spendBudget(deps.rateLimits, caller, 'other');
         const makerId = requireMaker('upgrade_listing');
@@ -299,6 +306,6 @@ export function registerMakerTools(server: McpServer, deps: MakerToolDeps): void
           payment: paymentJson(payment),
           listing: listingJson(listing),
         });
-      }, (err) => currentCaller().log.error({ err }, 'MCP tool failed')),
+      })
   );
 }

@@ -1,9 +1,12 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import { badRequest } from '../contract/errors.ts';
-import { parseProductSlug, parseSearchParams } from '../read/params.ts';
-import { spendBudget, type McpCallContext } from './call-context.ts';
-import { asToolResult, bodyResult } from './tool-result.ts';
+import type { z } from 'zod';
+import type { Bucket } from '../http/rate-limit.ts';
+import { parseNoParams, parseProductSlug, parseSearchParams } from '../read/params.ts';
+import type { ReadBody, ReadService } from '../read/read-service.ts';
+import { CatalogError, internalError } from '../contract/errors.ts';
+import { currentCaller, spendBudget, type McpCaller, type McpDeps } from './call-context.ts';
+import { bodyResult, errorResult } from './tool-result.ts';
 import {
   categoryListOutput,
   getProductInput,
@@ -16,6 +19,9 @@ import {
 /**
  * The three read tools. Each mirrors a REST endpoint: same arguments, same validation
  * (read/params.ts), same rate-limit bucket, and the very same body from the read service.
+ * They are described once, as data, for the two ways a call reaches them: registered on the
+ * MCP servers (the SDK path), and answered directly by direct-read-calls.ts when a request is
+ * a plain call of one of them (the fast path, which answers the same bytes).
  */
 
 /** Reads of public data: safe to call again, changing nothing, and confined to the catalog. */
@@ -51,58 +57,84 @@ const PRODUCT_DESCRIPTION = [
   LINK_RULE,
 ].join('\n');
 
-export function registerReadTools(server: McpServer, ctx: McpCallContext): void {
-  const onFailure = ctx.onFailure ?? (() => undefined);
+export interface ReadTool {
+  readonly name: string;
+  readonly config: {
+    title: string;
+    description: string;
+    inputSchema: z.ZodObject;
+    outputSchema: z.ZodObject;
+    annotations: ToolAnnotations;
+  };
+  /** The per-IP budget a call spends from, before its arguments are looked at. */
+  readonly bucket: Bucket;
+  /** The REST body for these arguments; throws the CatalogError REST would answer. */
+  answer(read: ReadService, args: Record<string, unknown>): ReadBody | Promise<ReadBody>;
+}
 
-  server.registerTool(
-    'search_products',
-    {
+export const READ_TOOLS: readonly ReadTool[] = [
+  {
+    name: 'search_products',
+    config: {
       title: 'Search products',
       description: SEARCH_DESCRIPTION,
       inputSchema: searchProductsInput,
       outputSchema: searchResultOutput,
       annotations: readAnnotations('Search products'),
     },
-    (args) =>
-      asToolResult(async () => {
-        await spendBudget(ctx, 'search');
-        const query = parseSearchParams(args);
-        return bodyResult((await ctx.read.search(query)).body);
-      }, onFailure),
-  );
-
-  server.registerTool(
-    'list_categories',
-    {
+    bucket: 'search',
+    answer: (read, args) => read.search(parseSearchParams(args)),
+  },
+  {
+    name: 'list_categories',
+    config: {
       title: 'List categories',
       description: CATEGORIES_DESCRIPTION,
       inputSchema: listCategoriesInput,
       outputSchema: categoryListOutput,
       annotations: readAnnotations('List categories'),
     },
-    (args) =>
-      asToolResult(async () => {
-        await spendBudget(ctx, 'other');
-        const unknown = Object.keys(args);
-        if (unknown.length > 0) throw badRequest(unknown.map((key) => ({ path: [key], message: 'is not a known parameter' })));
-        return bodyResult(ctx.read.categories().body);
-      }, onFailure),
-  );
-
-  server.registerTool(
-    'get_product',
-    {
+    bucket: 'other',
+    answer: (read, args) => {
+      parseNoParams(args);
+      return read.categories();
+    },
+  },
+  {
+    name: 'get_product',
+    config: {
       title: 'Get a product',
       description: PRODUCT_DESCRIPTION,
       inputSchema: getProductInput,
       outputSchema: productOutput,
       annotations: readAnnotations('Get a product'),
     },
-    (args) =>
-      asToolResult(async () => {
-        await spendBudget(ctx, 'other');
-        const slug = parseProductSlug(args);
-        return bodyResult(ctx.read.product(slug).body);
-      }, onFailure),
-  );
+    bucket: 'other',
+    answer: (read, args) => read.product(parseProductSlug(args)),
+  },
+];
+
+/**
+ * One call of a read tool, as both paths run it: spend the budget, then answer from the read
+ * service. Resolves to the REST body, or to the CatalogError to answer instead: a refusal or
+ * rejected arguments as they are, any other failure logged and answered INTERNAL_SERVER_ERROR.
+ */
+export async function runReadTool(tool: ReadTool, deps: McpDeps, caller: McpCaller, args: Record<string, unknown>): Promise<ReadBody | CatalogError> {
+  try {
+    await spendBudget(deps.rateLimits, caller, tool.bucket);
+    return await tool.answer(deps.read, args);
+  } catch (err) {
+    if (err instanceof CatalogError) return err;
+    caller.log.error({ err }, 'MCP tool failed');
+    return internalError(err);
+  }
+}
+
+export function registerReadTools(server: McpServer, deps: McpDeps): void {
+  for (const tool of READ_TOOLS) {
+    server.registerTool(tool.name, tool.config, async (args) => {
+      const outcome = await runReadTool(tool, deps, currentCaller(), args);
+      return outcome instanceof CatalogError ? errorResult(outcome) : bodyResult(outcome.body);
+    });
+  }
 }

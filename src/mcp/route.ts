@@ -3,17 +3,22 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { AppDeps } from '../http/app.ts';
 import { rateLimitHeaders, type RateDecision } from '../http/rate-limit.ts';
 import { resourceMetadataUrl } from '../http/oauth-routes.ts';
+import type { Caller } from '../auth/caller.ts';
+import { runForCaller, type McpCaller, type McpDeps } from './call-context.ts';
+import { createDirectReadCalls, type DirectReadCalls } from './direct-read-calls.ts';
 import { jsonRpcError } from './jsonrpc-error.ts';
 import { authenticateMcpRequest, type McpAuth } from './mcp-auth.ts';
 import { MAKER_TOOL_SCOPES } from './maker-tool-scopes.ts';
 import { createOriginPolicy } from './origin.ts';
-import { createMcpServer } from './server.ts';
+import { createMcpServerPool, type McpServerPool } from './server.ts';
 
 /**
  * The MCP endpoint: Streamable HTTP without sessions at /api/mcp, in the same Fastify app as
- * REST. Every POST gets a fresh McpServer and transport, closed when the response ends; the
- * transport answers with plain JSON (no event stream: every tool answers at once). GET (the
- * server-to-client stream) and DELETE (session end) have no meaning without sessions: 405.
+ * REST. A plain call of a read tool is answered by the fast path (direct-read-calls.ts); every
+ * other POST gets a fresh transport, connected to a server borrowed from the pool and given
+ * back when the response is done. The transport answers with plain JSON (no event stream:
+ * every tool answers at once). GET (the server-to-client stream) and DELETE (session end) have
+ * no meaning without sessions: 405.
  */
 export const MCP_PATH = '/api/mcp';
 const BODY_LIMIT = 1024 * 1024;
@@ -23,12 +28,26 @@ const EXPOSED_HEADERS = ['x-request-id', 'www-authenticate', 'x-ratelimit-limit'
 /** Request headers a browser client sends to the endpoint. */
 const ALLOWED_HEADERS = ['content-type', 'accept', 'mcp-protocol-version', 'authorization'];
 
+/** Bytes of serialized read-tool results kept by the fast path (when the response cache is on). */
+const RESULT_CACHE_BYTES = 32 * 1024 * 1024;
+
+interface McpHandling {
+  pool: McpServerPool;
+  direct: DirectReadCalls;
+  auth: McpAuth;
+}
+
 export async function registerMcp(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const policy = createOriginPolicy(deps.config.publicUrl, deps.config.mcpAllowedOrigins);
-  const auth: McpAuth = {
-    verifier: deps.accounts.accessTokens,
-    resourceMetadataUrl: resourceMetadataUrl(deps.config.publicUrl, MCP_PATH),
-    toolScopes: MAKER_TOOL_SCOPES,
+  const mcpDeps: McpDeps = { read: deps.read, rateLimits: deps.rateLimits, maker: deps.maker };
+  const handling: McpHandling = {
+    pool: createMcpServerPool(mcpDeps),
+    direct: createDirectReadCalls(mcpDeps, { cacheMaxBytes: deps.config.cache.maxEntries > 0 ? RESULT_CACHE_BYTES : 0 }),
+    auth: {
+      verifier: deps.accounts.accessTokens,
+      resourceMetadataUrl: resourceMetadataUrl(deps.config.publicUrl, MCP_PATH),
+      toolScopes: MAKER_TOOL_SCOPES,
+    },
   };
   // Its own scope: the origin check and the JSON-RPC error answers apply to /api/mcp only.
   await app.register(async (scope) => {
@@ -48,7 +67,7 @@ export async function registerMcp(app: FastifyInstance, deps: AppDeps): Promise<
       url: MCP_PATH,
       handler: async (_request, reply) => reply.code(405).header('allow', 'POST').send(jsonRpcError(-32000, 'Method not allowed.')),
     });
-    scope.post(MCP_PATH, { bodyLimit: BODY_LIMIT }, (request, reply) => handlePost(request, reply, deps, auth));
+    scope.post(MCP_PATH, { bodyLimit: BODY_LIMIT }, (request, reply) => handlePost(request, reply, handling));
   });
 }
 
@@ -104,10 +123,23 @@ function invalidParams(message: unknown): string | undefined {
   return undefined;
 }
 
-async function handlePost(request: FastifyRequest, reply: FastifyReply, deps: AppDeps, auth: McpAuth): Promise<void> {
+/** The caller of this request: who, its address, and the answer's headers and logs. */
+function callerOf(request: FastifyRequest, reply: FastifyReply, auth: Caller): McpCaller {
   const res = reply.raw;
-  const caller = await authenticateMcpRequest(request, reply, auth);
-  if (!caller) return;
+  return {
+    auth,
+    ip: request.ip,
+    onRateDecision: (decision: RateDecision) => {
+      if (res.headersSent) return;
+      for (const [name, value] of Object.entries(rateLimitHeaders(decision))) res.setHeader(name, value);
+    },
+    log: request.log,
+  };
+}
+
+async function handlePost(request: FastifyRequest, reply: FastifyReply, handling: McpHandling): Promise<void> {
+  const auth = await authenticateMcpRequest(request, reply, handling.auth);
+  if (!auth) return;
   const problem = invalidParams(request.body);
   if (problem !== undefined) {
     const id = (request.body as { id?: unknown }).id;
@@ -116,21 +148,24 @@ async function handlePost(request: FastifyRequest, reply: FastifyReply, deps: Ap
       .type('application/json')
       .send({ jsonrpc: '2.0', id: typeof id === 'string' || typeof id === 'number' ? id : null, error: { code: -32602, message: `Invalid params: ${problem}.` } });
   }
-  const server = createMcpServer({
-    caller,
-    read: deps.read,
-    rateLimits: deps.rateLimits,
-    ip: request.ip,
-    onRateDecision: (decision: RateDecision) => {
-      if (res.headersSent) return;
-      for (const [name, value] of Object.entries(rateLimitHeaders(decision))) res.setHeader(name, value);
-    },
-    onLimiterFailure: (err) => request.log.warn({ err }, 'rate limiter failed; serving without a limit'),
-    onFailure: (err) => request.log.error({ err }, 'MCP tool failed'),
-  });
+  const caller = callerOf(request, reply, auth);
+  const call = handling.direct.match(request.body, request.raw.rawHeaders, request.headers);
+  if (call) {
+    const answer = await handling.direct.answer(call, caller);
+    return void reply.code(200).header('content-type', 'application/json').send(answer);
+  }
+  await serveWithSdk(request, reply, caller, handling.pool);
+}
+
+/** The SDK answers: a transport for this request on a server borrowed from the pool. */
+async function serveWithSdk(request: FastifyRequest, reply: FastifyReply, caller: McpCaller, pool: McpServerPool): Promise<void> {
+  const res = reply.raw;
+  const server = pool.acquire();
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  let answered = false;
+  // A client gone before its answer leaves handlers that may still run: that server is not reused.
   res.on('close', () => {
-    void server.close();
+    if (!answered) void server.close();
   });
   // From here the transport writes the response itself; headers the app's hooks set on the
   // reply (request id, nosniff) are carried over to the raw response first.
@@ -140,7 +175,8 @@ async function handlePost(request: FastifyRequest, reply: FastifyReply, deps: Ap
   reply.hijack();
   try {
     await server.connect(transport);
-    await transport.handleRequest(request.raw, res, request.body);
+    await runForCaller(caller, () => transport.handleRequest(request.raw, res, request.body));
+    answered = true;
   } catch (err) {
     request.log.error({ err }, 'MCP request failed');
     if (!res.headersSent) {
@@ -150,4 +186,8 @@ async function handlePost(request: FastifyRequest, reply: FastifyReply, deps: Ap
       res.end();
     }
   }
+  await server.close();
+  // Handlers of notifications in this request run in microtasks queued while it was handled:
+  // the server goes back to the pool only after they have all run.
+  if (answered) setImmediate(() => pool.release(server));
 }

@@ -2,7 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { badRequest, CatalogError } from '../contract/errors.ts';
 import { categoryListSchema, pricingModelSchema, productTypeSchema, type Category } from '../contract/schemas.ts';
-import { spendBudget, type McpCallContext } from './call-context.ts';
+import { currentCaller, spendBudget, type McpDeps } from './call-context.ts';
 
 /**
  * The submit_to_directory prompt: turns a product website into a listing draft the maker
@@ -67,12 +67,12 @@ export function submitPromptText(website: string, categories: readonly Category[
     `   - product_type: ${productTypeSchema.options.join(' or ')}.`,
     "   - social: the maker's social network handle if the site shows one, without the leading @; otherwise leave it empty.",
     '3. Show me the complete draft and ask me to approve or correct it. Change what I ask for and show it again.',
-    '4. Only after I have approved the draft, save it with the submit_product tool. Do not call submit_product before my approval. If this server does not offer submit_product, give me the approved draft as text instead, so I can submit it through the directory myself.',
-    '5. Tell me what submit_product answered, and give me any link it returns (a claim link or a payment link) so I can open it in my browser.',
+    `4. Only after I have approved the draft, save it with the submit_product tool: website ${website} and the approved fields (ask me whether I want the free or the premium plan; free unless I say premium). Do not call submit_product before my approval.`,
+    '5. Tell me what submit_product answered in plain words (published, waiting for review, saved as a draft, already listed or already submitted), and give me any link it returns (a claim link to finish the submission, or a payment link for the premium plan) so I can open it in my browser. Never try to pay or open those links yourself.',
   ].join('\n');
 }
 
-export function registerSubmitPrompt(server: McpServer, ctx: McpCallContext): void {
+export function registerSubmitPrompt(server: McpServer, deps: McpDeps): void {
   server.registerPrompt(
     'submit_to_directory',
     {
@@ -84,13 +84,13 @@ export function registerSubmitPrompt(server: McpServer, ctx: McpCallContext): vo
     },
     async (args) => {
       try {
-        await spendBudget(ctx, 'other');
+        await spendBudget(deps.rateLimits, currentCaller(), 'other');
       } catch (err) {
         if (err instanceof CatalogError) throw new PromptRefused(RATE_LIMITED, err.message, err);
         throw err;
       }
       const website = parseWebsite(args.website);
-      const { categories } = categoryListSchema.parse(JSON.parse(ctx.read.categories().body));
+      const { categories } = categoryListSchema.parse(JSON.parse(deps.read.categories().body));
       return {
         description: `Listing draft for ${website}`,
         messages: [{ role: 'user', content: { type: 'text', text: submitPromptText(website, categories) } }],

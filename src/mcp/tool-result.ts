@@ -1,5 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { CatalogError, internalError } from '../contract/errors.ts';
+import type { CatalogError } from '../contract/errors.ts';
 
 /**
  * Tool results. A success carries the REST body twice: parsed, as structuredContent (checked
@@ -21,21 +21,4 @@ export function errorResult(error: CatalogError): CallToolResult {
     isError: true,
     content: [{ type: 'text', text: JSON.stringify(error.toBody()) }],
   };
-}
-
-/**
- * Runs a tool body. A CatalogError becomes its tool error; any other failure is reported to
- * `onFailure` and answered as INTERNAL_SERVER_ERROR, never with the failure's own text.
- */
-export async function asToolResult(
-  run: () => Promise<CallToolResult> | CallToolResult,
-  onFailure: (err: unknown) => void,
-): Promise<CallToolResult> {
-  try {
-    return await run();
-  } catch (err) {
-    if (err instanceof CatalogError) return errorResult(err);
-    onFailure(err);
-    return errorResult(internalError(err));
-  }
 }

@@ -19,6 +19,8 @@ export interface MirroredProduct {
   readonly doc: string;
   /** Strong ETag of doc, computed on first use. */
   etag?: string;
+  /** The product's answer, made on first use: one object per version of the product. */
+  answer?: { readonly body: string; readonly etag: string };
 }
 
 export interface ProjectionMirror {

@@ -2,7 +2,8 @@ import { hash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { notFound } from '../contract/errors.ts';
 import type { SearchQuery } from '../contract/schemas.ts';
-import type { SearchIndex } from '../search/port.ts';
+import type { SearchHits, SearchIndex } from '../search/port.ts';
+import { parseQuery } from '../search/words.ts';
 import type { ProjectionMirror } from './projection-mirror.ts';
 
 /**
@@ -15,8 +16,17 @@ export interface ReadBody {
   readonly body: string;
   /** Strong ETag of body (quoted). */
   readonly etag: string;
+  /**
+   * The body in UTF-8, on answers served again and again (cached searches, the category list),
+   * so they are encoded once rather than on every request.
+   */
+  readonly bytes?: Buffer;
 }
 
+/**
+ * The same answer is the same object while the projection does not change (a cached search,
+ * a product, the category list), so what is derived from an answer can be kept with it.
+ */
 export interface ReadService {
   search(query: SearchQuery): Promise<ReadBody>;
   /** Throws a NOT_FOUND CatalogError when no live listing has the slug. */
@@ -55,7 +65,7 @@ export function createReadService(opts: ReadServiceOptions): ReadService {
       ? new LRUCache<string, ReadBody>({
           max: maxEntries,
           maxSize: opts.cacheMaxBytes ?? 64 * 1024 * 1024,
-          sizeCalculation: (v) => v.body.length + 64,
+          sizeCalculation: (v) => v.body.length + (v.bytes?.length ?? 0) + 64,
         })
       : undefined;
   // Searches in flight, so a burst of identical misses computes once.
@@ -71,8 +81,13 @@ export function createReadService(opts: ReadServiceOptions): ReadService {
     cachedAt = version;
   });
 
-  async function computeSearch(query: SearchQuery): Promise<ReadBody> {
-    const hits = await index.search({
+  /**
+   * A q with no letter or digit names no word (the engines would match it like no q at all,
+   * the whole catalog): it matches nothing.
+   */
+  function searchIndex(query: SearchQuery): Promise<SearchHits> {
+    if (query.q !== undefined && parseQuery(query.q).length === 0) return Promise.resolve({ ids: [], total: 0 });
+    return index.search({
       ...(query.q !== undefined && { q: query.q }),
       ...(query.category !== undefined && { category: query.category }),
       ...(query.label !== undefined && { label: query.label }),
@@ -80,6 +95,10 @@ export function createReadService(opts: ReadServiceOptions): ReadService {
       offset: (query.page - 1) * query.limit,
       limit: query.limit,
     });
+  }
+
+  async function computeSearch(query: SearchQuery): Promise<ReadBody> {
+    const hits = await searchIndex(query);
     const docs: string[] = [];
     // The page's tag derives from its products' tags and the envelope's numbers, which fix its
     // bytes: as strong as hashing the ~30 kB body, at a fraction of the cost per cache miss.
@@ -114,23 +133,31 @@ export function createReadService(opts: ReadServiceOptions): ReadService {
       const inFlight = pending.get(key);
       if (inFlight) return inFlight;
       const version = cachedAt;
-      const promise = computeSearch(query).finally(() => pending.delete(key));
+      const promise = computeSearch(query)
+        .then((result) => {
+          // Only cache an answer computed against the version still current.
+          if (version !== cachedAt || !cache) return result;
+          const cached = { ...result, bytes: Buffer.from(result.body) };
+          cache.set(key, cached);
+          return cached;
+        })
+        .finally(() => pending.delete(key));
       pending.set(key, promise);
-      const result = await promise;
-      // Only cache an answer computed against the version still current.
-      if (version === cachedAt) cache?.set(key, result);
-      return result;
+      return promise;
     },
     product(slug) {
       const p = mirror.productBySlug(slug);
       if (!p) throw notFound(slug);
-      p.etag ??= etagOf(p.doc);
-      return { body: p.doc, etag: p.etag };
+      if (!p.answer) {
+        p.etag ??= etagOf(p.doc);
+        p.answer = { body: p.doc, etag: p.etag };
+      }
+      return p.answer;
     },
     categories() {
       if (!categories) {
         const body = mirror.categoriesBody;
-        categories = { body, etag: etagOf(body) };
+        categories = { body, etag: etagOf(body), bytes: Buffer.from(body) };
       }
       return categories;
     },

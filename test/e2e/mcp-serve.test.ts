@@ -88,7 +88,7 @@ describe('MCP on catalog serve', () => {
     const client = new Client({ name: 'catalog-e2e', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL('/api/mcp', baseUrl)));
     expect(client.getServerVersion()?.name).toBe('catalog');
-    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['get_product', 'list_categories', 'search_products']);
+    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['check_badge', 'get_product', 'list_categories', 'my_listings', 'search_products', 'submit_product', 'update_listing', 'upgrade_listing']);
 
     const pairs: Array<[string, Record<string, unknown>, string]> = [
       ['search_products', { tag: 'ai', limit: 2, page: 1 }, '/search?tag=ai&limit=2&page=1'],

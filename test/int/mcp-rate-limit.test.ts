@@ -89,7 +89,7 @@ describe('MCP rate limits', () => {
     );
     expect((await fetch(new URL('/api/v1/categories', stack.baseUrl))).status).toBe(429);
     // Still free once the budget is spent.
-    expect((await client.listTools()).tools).toHaveLength(3);
+    expect((await client.listTools()).tools).toHaveLength(8);
   });
 
   it('reports the budget in the rate-limit headers of the HTTP answer', async () => {

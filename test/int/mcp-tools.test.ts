@@ -69,12 +69,16 @@ async function expectSameErrorAsRest(tool: string, args: Record<string, unknown>
 }
 
 describe('tools/list', () => {
-  it('lists exactly the three read tools, read-only and idempotent', async () => {
+  it('lists the three read tools, read-only and idempotent, and the five maker tools', async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['get_product', 'list_categories', 'search_products']);
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      'check_badge', 'get_product', 'list_categories', 'my_listings', 'search_products', 'submit_product', 'update_listing', 'upgrade_listing',
+    ]);
     for (const tool of tools) {
       expect(tool.title).toBeTruthy();
-      expect(tool.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false });
+      if (['get_product', 'list_categories', 'search_products'].includes(tool.name)) {
+        expect(tool.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false });
+      }
       expect(tool.annotations?.title).toBeTruthy();
       expect(tool.outputSchema?.type).toBe('object');
       expect(tool.inputSchema).toMatchObject({ type: 'object', additionalProperties: false });
@@ -147,6 +151,8 @@ describe('search_products', () => {
     { limit: 2, page: 4 },
     { limit: 2, page: 5 },
     { page: 500 },
+    { q: '"\'' },
+    { q: '!!', category: 'design' },
   ];
   it.each(cases)('%o answers the REST body', async (args) => {
     await expectSameAsRest('search_products', args, `/search${queryString(args)}`);
@@ -160,6 +166,14 @@ describe('search_products', () => {
     expect(await slugs({ category: 'design', label: 'new', tag: 'fonts' })).toEqual(['type-scale']);
     expect(await slugs({ q: 'pixel' })).toEqual(['pixel-forge']);
     expect(await slugs({ category: 'empty-shelf' })).toEqual([]);
+  });
+
+  it('answers a q with no letter or digit with no match, never an error', async () => {
+    for (const q of ['"\'', '--', '😀😀', '<>', '!'.repeat(100)]) {
+      const result = await call('search_products', { q });
+      expect(result.isError, q).toBeFalsy();
+      expect(result.structuredContent).toEqual({ products: [], total: 0, page: 1, limit: 20 });
+    }
   });
 
   it('pages through every live listing exactly once', async () => {

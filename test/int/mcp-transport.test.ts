@@ -93,7 +93,7 @@ describe('transport', () => {
       expect(exposed).toMatch(/retry-after/);
     }
     const client = await connect({ origin: ALLOWED });
-    expect((await client.listTools()).tools).toHaveLength(3);
+    expect((await client.listTools()).tools).toHaveLength(8);
     await client.close();
   });
 

@@ -172,9 +172,13 @@ describe('GET /api/v1/search', () => {
     // surrounding spaces do not count: two spaces are no 2-character query
     ['q=%20%20', [{ path: ['q'], message: QUERY_LENGTH }]],
     ['q=%20a%20', [{ path: ['q'], message: QUERY_LENGTH }]],
-    ['q=%F0%9F%98%80%F0%9F%98%80', [{ path: ['q'], message: 'must contain at least one letter or digit' }]],
-    ['q=--', [{ path: ['q'], message: 'must contain at least one letter or digit' }]],
-    ['q=!!&limit=0', [{ path: ['q'], message: 'must contain at least one letter or digit' }, { path: ['limit'], message: LIMIT_RANGE }]],
+    // any characters: a q with no letter or digit is valid (and matches nothing, below)
+    ['q=%F0%9F%98%80%F0%9F%98%80', null],
+    ['q=--', null],
+    ['q=%22%27', null],
+    [`q=${'!'.repeat(100)}`, null],
+    [`q=${'!'.repeat(101)}`, [{ path: ['q'], message: QUERY_LENGTH }]],
+    ['q=!!&limit=0', [{ path: ['limit'], message: LIMIT_RANGE }]],
     ['q=a%CC%81', [{ path: ['q'], message: QUERY_LENGTH }]],
     ['page=%2B2', [{ path: ['page'], message: INTEGER }]],
     ['page=1e1', [{ path: ['page'], message: INTEGER }]],
@@ -236,6 +240,20 @@ describe('GET /api/v1/search', () => {
         ],
       },
     });
+  });
+
+  test.each(['%22%27', '--', '!!', '%F0%9F%98%80%F0%9F%98%80', '%CC%81%CC%81', '%20%3C%3E%20%2F%2F%20', `${'%25'.repeat(100)}`])(
+    'q=%s, with no letter or digit, matches nothing',
+    async (q) => {
+      const body = await search(`q=${q}`);
+      expect(body).toEqual({ products: [], total: 0, page: 1, limit: 20 });
+      // Combined with filters and paging, still nothing, and still a 200.
+      expect(await search(`q=${q}&category=design&tag=ai&page=2&limit=5`)).toEqual({ products: [], total: 0, page: 2, limit: 5 });
+    },
+  );
+
+  test('a q with one word among symbols searches that word', async () => {
+    expect(slugs(await search('q=%22sketch%22!!'))).toEqual(['pixel-forge']);
   });
 
   test('a parameter given twice is rejected, not silently merged', async () => {
@@ -354,6 +372,37 @@ describe('GET /api/v1/products/{slug}', () => {
     validator('Error')(body);
     expect(body).toEqual({ code: 'BAD_REQUEST', message: "Invalid request: 'slug' was rejected; see data.issues.", data: { issues: SLUG_LENGTH } });
   });
+
+  test.each([
+    ['one', 'pixel-forge?format=short', ['format']],
+    ['two', 'pixel-forge?format=short&fields=name', ['format', 'fields']],
+    ['an empty one', 'pixel-forge?debug', ['debug']],
+    ['the slug again', 'pixel-forge?slug=type-scale', ['slug']],
+    ['one, on an unknown slug', 'no-such-listing?format=short', ['format']],
+  ])('400 naming each unknown query parameter (%s)', async (_name, path, rejected) => {
+    const res = await get(`/api/v1/products/${path}`);
+    expect(res.statusCode).toBe(400);
+    expect(res.headers['cache-control']).toBe('no-store');
+    const body = res.json();
+    validator('Error')(body);
+    expect(body.code).toBe('BAD_REQUEST');
+    expect(body.data.issues).toEqual(rejected.map((name) => ({ path: [name], message: 'is not a known parameter' })));
+    for (const name of new Set(rejected)) expect(body.message).toContain(`'${name}'`);
+  });
+
+  test('a bad slug and an unknown parameter are named at once, the slug first', async () => {
+    const res = await get(`/api/v1/products/${'x'.repeat(201)}?format=short`);
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({
+      code: 'BAD_REQUEST',
+      message: "Invalid request: 'slug', 'format' were rejected; see data.issues.",
+      data: { issues: [...SLUG_LENGTH, { path: ['format'], message: 'is not a known parameter' }] },
+    });
+  });
+
+  test('an empty query string is no parameter', async () => {
+    expect((await get('/api/v1/products/pixel-forge?')).statusCode).toBe(200);
+  });
 });
 
 describe('GET /api/v1/categories', () => {
@@ -382,6 +431,29 @@ describe('GET /api/v1/categories', () => {
     expect(names).toEqual(['Design', 'Developer Tools', 'Éclair Tools', 'Empty Shelf', 'Productivity', 'zeta']);
     await stack.db.pool.query(`DELETE FROM catalog.categories WHERE slug IN ('eclair-tools', 'zeta')`);
     await stack.settle();
+  });
+
+  test.each([
+    ['sort=name', ['sort']],
+    ['limit=2&page=1', ['limit', 'page']],
+    ['q=design', ['q']],
+    ['verbose', ['verbose']],
+  ])('400 naming each unknown parameter: ?%s', async (query, rejected) => {
+    const res = await get(`/api/v1/categories?${query}`);
+    expect(res.statusCode).toBe(400);
+    expect(res.headers['cache-control']).toBe('no-store');
+    expect(res.headers.etag).toBeUndefined();
+    const body = res.json();
+    validator('Error')(body);
+    expect(body).toEqual({
+      code: 'BAD_REQUEST',
+      message: `Invalid request: ${rejected.map((n) => `'${n}'`).join(', ')} ${rejected.length === 1 ? 'was' : 'were'} rejected; see data.issues.`,
+      data: { issues: rejected.map((name) => ({ path: [name], message: 'is not a known parameter' })) },
+    });
+  });
+
+  test('an empty query string is no parameter', async () => {
+    expect((await get('/api/v1/categories?')).statusCode).toBe(200);
   });
 
   test('the counts agree with searching each category', async () => {
