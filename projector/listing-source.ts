@@ -17,7 +17,7 @@ export interface ListingRow {
   pricing_model: 'free' | 'freemium' | 'paid' | 'open_source' | null;
   social: string | null;
   featured: boolean;
-  status: 'draft' | 'pending' | 'live' | 'rejected' | 'hidden';
+  status: 'draft' | 'pending' | 'changes_requested' | 'live' | 'rejected' | 'hidden';
   plan: 'free' | 'premium';
   listed_at: Date | null;
   highlights: string[];
@@ -28,6 +28,7 @@ export interface ListingRow {
   promo_url: string | null;
   /** yyyy-mm-dd: selected as text, since node-postgres would turn a date into local midnight. */
   promo_expires_at: string | null;
+  badge_status: 'none' | 'verified';
 }
 
 export type Queryable = Pick<pg.ClientBase, 'query'>;
@@ -35,7 +36,7 @@ export type Queryable = Pick<pg.ClientBase, 'query'>;
 export const LISTING_COLUMNS = `l.id, l.slug, l.name, l.punchline, l.description, l.website, l.logo, l.cover,
   l.category, l.labels, l.tags, l.product_type::text AS product_type, l.pricing_model::text AS pricing_model,
   l.social, l.featured, l.status::text AS status, l.plan::text AS plan, l.listed_at, l.highlights, l.ideal_for,
-  l.faq, l.promo_code, l.promo_discount, l.promo_url, to_char(l.promo_expires_at, 'YYYY-MM-DD') AS promo_expires_at`;
+  l.faq, l.promo_code, l.promo_discount, l.promo_url, to_char(l.promo_expires_at, 'YYYY-MM-DD') AS promo_expires_at, l.badge_status`;
 
 /** The current write-model state of the given listings; ids that no longer exist are absent. */
 export async function loadListings(db: Queryable, ids: readonly string[]): Promise<ListingRow[]> {

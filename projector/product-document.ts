@@ -1,5 +1,6 @@
 import { categorySchema, productSchema, type Category, type Product } from '../src/contract/schemas.ts';
 import type { SearchDocument } from '../src/search/port.ts';
+import { websiteFollowed } from '../src/catalog/listing-rules.ts';
 import { htmlToText } from '../src/search/text.ts';
 import type { ListingRow } from './listing-source.ts';
 
@@ -9,6 +10,8 @@ export interface ProductDocument {
   /** The Product serialized once; stored in projection.products.doc and served as is. */
   doc: string;
   search: SearchDocument;
+  /** Whether the listing page's link to the maker's site is followed (premium, or a verified badge). */
+  websiteFollowed: boolean;
 }
 
 /** Today's date in UTC, yyyy-mm-dd: promos are public through the last day of expires_at (UTC). */
@@ -68,7 +71,7 @@ export function buildProductDocument(row: ListingRow, siteUrl: string, todayUtc:
     tags: product.tags,
     listed_at: row.listed_at === null ? null : row.listed_at.getTime(),
   };
-  return { product, doc: JSON.stringify(product), search };
+  return { product, doc: JSON.stringify(product), search, websiteFollowed: websiteFollowed(row.plan, row.badge_status === 'verified') };
 }
 
 export interface CategoryRow {

@@ -22,11 +22,11 @@ export async function notifyProjectionChanged(db: Queryable, version: number): P
 }
 
 const PRODUCT_RECORD = `r(id uuid, slug text, doc text, name text, punchline text, description_text text, category text,
-  labels text[], tags text[], listed_at timestamptz, promo_expires_at date)`;
+  labels text[], tags text[], listed_at timestamptz, promo_expires_at date, website_followed boolean)`;
 
 function productRecords(docs: readonly ProductDocument[]): string {
   return JSON.stringify(
-    docs.map(({ product, doc, search }) => ({
+    docs.map(({ product, doc, search, websiteFollowed }) => ({
       id: product.id,
       slug: product.slug,
       doc,
@@ -39,6 +39,7 @@ function productRecords(docs: readonly ProductDocument[]): string {
       listed_at: product.listed_at,
       // the expiry of the promo the document shows: the day after it, the document must change
       promo_expires_at: product.promo?.expires_at ?? null,
+      website_followed: websiteFollowed,
     })),
   );
 }
@@ -53,16 +54,16 @@ export async function writeProducts(db: Queryable, docs: readonly ProductDocumen
     ? `ON CONFLICT (id) DO UPDATE SET slug = EXCLUDED.slug, doc = EXCLUDED.doc, name = EXCLUDED.name,
          punchline = EXCLUDED.punchline, description_text = EXCLUDED.description_text, category = EXCLUDED.category,
          labels = EXCLUDED.labels, tags = EXCLUDED.tags, listed_at = EXCLUDED.listed_at,
-         promo_expires_at = EXCLUDED.promo_expires_at, version = EXCLUDED.version
-       WHERE (p.slug, p.doc, p.description_text, p.category, p.labels, p.tags, p.listed_at, p.promo_expires_at)
+         promo_expires_at = EXCLUDED.promo_expires_at, website_followed = EXCLUDED.website_followed, version = EXCLUDED.version
+       WHERE (p.slug, p.doc, p.description_text, p.category, p.labels, p.tags, p.listed_at, p.promo_expires_at, p.website_followed)
              IS DISTINCT FROM (EXCLUDED.slug, EXCLUDED.doc, EXCLUDED.description_text, EXCLUDED.category,
-                               EXCLUDED.labels, EXCLUDED.tags, EXCLUDED.listed_at, EXCLUDED.promo_expires_at)`
+                               EXCLUDED.labels, EXCLUDED.tags, EXCLUDED.listed_at, EXCLUDED.promo_expires_at, EXCLUDED.website_followed)`
     : '';
   await db.query(
     `INSERT INTO projection.products AS p (id, slug, doc, name, punchline, description_text, category, labels, tags,
-                                           listed_at, promo_expires_at, version)
+                                           listed_at, promo_expires_at, website_followed, version)
      SELECT r.id, r.slug, r.doc, r.name, r.punchline, r.description_text, r.category, r.labels, r.tags,
-            r.listed_at, r.promo_expires_at, $2
+            r.listed_at, r.promo_expires_at, r.website_followed, $2
        FROM jsonb_to_recordset($1::jsonb) AS ${PRODUCT_RECORD}
      ${conflict}`,
     [productRecords(docs), version],

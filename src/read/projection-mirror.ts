@@ -17,6 +17,8 @@ export interface MirroredProduct {
   readonly slug: string;
   /** The public Product, serialized once by the projector. */
   readonly doc: string;
+  /** Whether the listing page links the maker's site as a followed link (premium, or a verified badge). */
+  readonly websiteFollowed: boolean;
   /** Strong ETag of doc, computed on first use. */
   etag?: string;
   /** The product's answer, made on first use: one object per version of the product. */
@@ -44,9 +46,10 @@ export interface ProjectionMirror {
 interface ProductRow extends SearchRow {
   slug: string;
   doc: string;
+  website_followed: boolean;
 }
 
-const PRODUCT_COLUMNS = `slug, doc, ${SEARCH_COLUMNS}`;
+const PRODUCT_COLUMNS = `slug, doc, website_followed, ${SEARCH_COLUMNS}`;
 const LOAD_BATCH = 5000;
 
 /** Categories are listed by name as a reader expects: case and accents do not reorder them. */
@@ -102,7 +105,7 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
     for await (const rows of readAll(client)) {
       const docs: SearchDocument[] = [];
       for (const row of rows) {
-        const entry: MirroredProduct = { id: row.id, slug: row.slug, doc: row.doc };
+        const entry: MirroredProduct = { id: row.id, slug: row.slug, doc: row.doc, websiteFollowed: row.website_followed };
         nextById.set(row.id, entry);
         nextBySlug.set(row.slug, entry);
         if (embeddedIndex) docs.push(searchDocumentOf(row));
@@ -142,7 +145,7 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
     for (const row of changed.rows) {
       const old = byId.get(row.id);
       if (old && bySlug.get(old.slug) === old) bySlug.delete(old.slug);
-      const entry: MirroredProduct = { id: row.id, slug: row.slug, doc: row.doc };
+      const entry: MirroredProduct = { id: row.id, slug: row.slug, doc: row.doc, websiteFollowed: row.website_followed };
       byId.set(row.id, entry);
       bySlug.set(row.slug, entry);
     }

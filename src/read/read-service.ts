@@ -31,6 +31,8 @@ export interface ReadService {
   search(query: SearchQuery): Promise<ReadBody>;
   /** Throws a NOT_FOUND CatalogError when no live listing has the slug. */
   product(slug: string): ReadBody;
+  /** Whether the listing page links the maker's site as a followed link (false for an unknown slug). */
+  websiteFollowed(slug: string): boolean;
   categories(): ReadBody;
   /** Projection version the answers reflect. */
   readonly version: number;
@@ -153,6 +155,9 @@ export function createReadService(opts: ReadServiceOptions): ReadService {
         p.answer = { body: p.doc, etag: p.etag };
       }
       return p.answer;
+    },
+    websiteFollowed(slug) {
+      return mirror.productBySlug(slug)?.websiteFollowed ?? false;
     },
     categories() {
       if (!categories) {

@@ -101,7 +101,11 @@ function BulletSection({ title, items }: { title: string; items: readonly string
   );
 }
 
-export function ListingPage({ product: p, category }: { product: Product; category: Category | undefined }) {
+/**
+ * The listing page. The link to the maker's site is followed (rel="noopener" only) for premium
+ * listings and for free listings whose badge was verified; otherwise it is nofollow.
+ */
+export function ListingPage({ product: p, category, websiteFollowed }: { product: Product; category: Category | undefined; websiteFollowed: boolean }) {
   const website = linkUrl(p.website);
   const logo = imageUrl(p.logo);
   const cover = imageUrl(p.cover);
@@ -119,7 +123,7 @@ export function ListingPage({ product: p, category }: { product: Product; catego
         <Facts product={p} category={category} />
         {website && (
           <p>
-            <a class="button" href={website} rel="nofollow noopener">
+            <a class="button" href={website} rel={websiteFollowed ? 'noopener' : 'nofollow noopener'}>
               Visit {p.name}
             </a>
           </p>

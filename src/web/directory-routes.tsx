@@ -47,7 +47,7 @@ export function registerDirectoryPages(scope: FastifyInstance, deps: DirectoryPa
       throw err;
     }
     const category = product.category ? categoryBySlug(product.category) : undefined;
-    return sendPublicPage(request, reply, <ListingPage product={product} category={category} />, cacheControl);
+    return sendPublicPage(request, reply, <ListingPage product={product} category={category} websiteFollowed={read.websiteFollowed(product.slug)} />, cacheControl);
   });
 
   scope.get<{ Params: { slug: string }; Querystring: { page?: string } }>('/categories/:slug', async (request, reply) => {
