@@ -5,6 +5,8 @@ import { createAccounts, type Accounts } from './auth/accounts.ts';
 import type { MailMessage } from './auth/mailer.ts';
 import { MCP_PATH } from './mcp/route.ts';
 import { createSiteFetcher, type SiteFetcherOptions } from './sites/safe-fetch.ts';
+import { hostRefusal } from './sites/address-policy.ts';
+import { systemResolver } from './sites/guarded-agent.ts';
 import type { MakerCatalog } from './catalog/maker-catalog.ts';
 import { fillWebsiteKeys } from './catalog/website-keys.ts';
 import { createPaymentLinks } from './payments/payment-links.ts';
@@ -181,6 +183,7 @@ export async function startService(config: Config, opts: StartOptions): Promise<
     const maker: MakerCatalog = {
       pool,
       fetcher,
+      hostRefusal: (hostname) => hostRefusal(hostname, opts.fetchOptions?.resolver ?? systemResolver, { allowLoopback: config.fetchAllowLoopback }),
       urls: { siteUrl: config.siteUrl, publicUrl: config.publicUrl },
       payments: createPaymentLinks({ pool, publicUrl: config.publicUrl, price: config.payments.premiumPrice, provider: config.payments.stripe ? 'stripe' : 'builtin' }),
       draftCapPerDay: config.makers.draftCapPerDay,

@@ -11,6 +11,8 @@ import type { PaymentLinks } from './payment-port.ts';
 export interface MakerCatalog {
   readonly pool: Pool;
   readonly fetcher: SiteFetcher;
+  /** Why a site's host name is refused (it resolves to a private address…), or null; no connection is made. */
+  readonly hostRefusal: (hostname: string) => Promise<string | null>;
   readonly urls: ListingUrls;
   readonly payments: PaymentLinks;
   /** Drafts accepted from everyone in any 24 hours (DRAFT_CAP_PER_DAY). */

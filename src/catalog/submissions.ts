@@ -1,4 +1,4 @@
-import { CatalogError, conflict } from '../contract/errors.ts';
+import { CatalogError, badRequest, conflict } from '../contract/errors.ts';
 import { ErrorCode } from '../contract/schemas.ts';
 import type { Pool } from '../db/pool.ts';
 import { withTransaction } from '../db/pool.ts';
@@ -30,6 +30,7 @@ import { freeSlug, slugFromName } from './slugs.ts';
 export interface SubmissionDeps {
   pool: Pool;
   fetcher: SiteFetcher;
+  hostRefusal: (hostname: string) => Promise<string | null>;
   urls: ListingUrls;
   payments: PaymentLinks;
   draftCapPerDay: number;
@@ -107,9 +108,19 @@ async function ownDuplicate(pool: Pool, urls: ListingUrls, makerId: string, webs
   return rows[0] ? getMakerListing(pool, urls, makerId, rows[0].slug) : undefined;
 }
 
+/**
+ * What is refused outright, before anything is saved: an unknown category, and a website whose
+ * name leads to an address the service never connects to (private, loopback, metadata…).
+ */
+async function assertAcceptable(deps: SubmissionDeps, submission: Submission): Promise<void> {
+  if (submission.category !== undefined) await assertCategoryExists(deps.pool, submission.category);
+  const refusal = await deps.hostRefusal(new URL(submission.website).hostname);
+  if (refusal) throw badRequest([{ path: ['website'], message: `website is not reachable from the internet: ${refusal}` }]);
+}
+
 export async function submitProduct(deps: SubmissionDeps, submitter: Submitter, submission: Submission): Promise<SubmitOutcome> {
   const now = deps.now?.() ?? new Date();
-  if (submission.category !== undefined) await assertCategoryExists(deps.pool, submission.category);
+  await assertAcceptable(deps, submission);
   const websiteKey = websiteIdentity(submission.website);
 
   const draft = async (reason: DraftReason, siteProblem: string | null): Promise<SubmitOutcome> => {
@@ -145,7 +156,7 @@ export async function submitProduct(deps: SubmissionDeps, submitter: Submitter, 
  */
 export async function submitFromForm(deps: SubmissionDeps, makerId: string, submission: Submission, draftId: string | undefined): Promise<SubmitOutcome> {
   const now = deps.now?.() ?? new Date();
-  if (submission.category !== undefined) await assertCategoryExists(deps.pool, submission.category);
+  await assertAcceptable(deps, submission);
   const websiteKey = websiteIdentity(submission.website);
   const live = await liveDuplicate(deps.pool, deps.urls, websiteKey);
   if (live) return { outcome: 'already_listed', live };

@@ -130,3 +130,27 @@ export function addressRefusalReason(ip: string, opts: AddressPolicyOptions = {}
   const verdict = judgeAddress(ip, opts);
   return verdict.allowed ? null : verdict.reason;
 }
+
+/**
+ * Whether a site's host name leads somewhere the service refuses to connect to, asked before a
+ * submission is accepted so that such a website is refused with a clear error rather than saved.
+ * Only the resolver is asked (no connection is opened); a name that does not resolve is not
+ * judged here (the site may simply not be up yet). Returns the refusal, or null.
+ */
+export async function hostRefusal(
+  hostname: string,
+  resolve: (hostname: string) => Promise<{ address: string }[]>,
+  opts: AddressPolicyOptions = {},
+): Promise<string | null> {
+  let answer: { address: string }[];
+  try {
+    answer = await resolve(hostname);
+  } catch {
+    return null;
+  }
+  for (const { address } of answer) {
+    const verdict = judgeAddress(address, opts);
+    if (!verdict.allowed) return `${hostname} resolves to ${address}, ${verdict.reason}`;
+  }
+  return null;
+}

@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { parsePage } from './html.ts';
@@ -157,4 +158,36 @@ export class MemoryOAuthClient implements OAuthClientProvider {
   codeVerifier() {
     return this.verifier;
   }
+}
+
+const MAKER_CALLBACK = 'http://127.0.0.1:45679/callback';
+
+/**
+ * A maker's access token for the MCP endpoint, through the real flow: dynamic registration, the
+ * maker signed in by e-mailed link, consent approved, code exchanged with PKCE.
+ */
+export async function makerToken(stack: TestStack, email: string, scope = 'listings:read listings:write offline_access', browser?: Browser): Promise<{ accessToken: string; refreshToken: string | undefined; browser: Browser }> {
+  const signedIn = browser ?? (await signIn(stack, email));
+  const registered = await fetch(`${stack.baseUrl}/oauth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_name: 'Maker test app', redirect_uris: [MAKER_CALLBACK], grant_types: ['authorization_code', 'refresh_token'], token_endpoint_auth_method: 'none' }),
+  });
+  const { client_id } = (await registered.json()) as { client_id: string };
+  const verifier = randomBytes(32).toString('base64url');
+  const url = new URL(`${stack.baseUrl}/oauth/authorize`);
+  for (const [k, v] of Object.entries({ client_id, response_type: 'code', redirect_uri: MAKER_CALLBACK, scope, state: 'x', code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256' })) {
+    url.searchParams.set(k, v);
+  }
+  const back = await decideConsent(signedIn, url.href, 'approve');
+  const code = back.searchParams.get('code');
+  if (!code) throw new Error(`no code: ${back.href}`);
+  const res = await fetch(`${stack.baseUrl}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'authorization_code', code, client_id, redirect_uri: MAKER_CALLBACK, code_verifier: verifier }),
+  });
+  const tokens = (await res.json()) as { access_token?: string; refresh_token?: string };
+  if (!tokens.access_token) throw new Error(`no token: ${JSON.stringify(tokens)}`);
+  return { accessToken: tokens.access_token, refreshToken: tokens.refresh_token, browser: signedIn };
 }
