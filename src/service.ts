@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import { createAccounts, type Accounts } from './auth/accounts.ts';
+import { startAccountUpkeep } from './auth/upkeep.ts';
 import type { MailMessage } from './auth/mailer.ts';
 import { MCP_PATH } from './mcp/route.ts';
 import { createSiteFetcher, type SiteFetcherOptions } from './sites/safe-fetch.ts';
@@ -147,6 +148,8 @@ export async function startService(config: Config, opts: StartOptions): Promise<
       ...(opts.onMail && { onMail: opts.onMail }),
     });
     cleanups.push(async () => accounts.close());
+    const upkeep = startAccountUpkeep({ pool, clientIdleSeconds: config.oauth.clientIdleSeconds, log: logger });
+    cleanups.push(async () => upkeep.stop());
 
     const readiness: Readiness = {
       async check() {
