@@ -28,6 +28,7 @@ export async function runService(args: string[], help: string, opts: { projector
     `  REST API      ${base}/api/v1  (e.g. ${base}/api/v1/search?q=design)`,
     `  API reference ${base}/api/v1/docs`,
     `  MCP endpoint  ${base}/api/mcp`,
+    `  Makers        ${base}/signin  (without SMTP_URL, sign-in links are written to the log)`,
     `  ${service.mirror.size} live listings; database ${config.databaseUrl ? 'from DATABASE_URL' : `embedded, data in ${config.dataDir}`}`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
