@@ -25,7 +25,19 @@ export interface Leadership {
   release(): Promise<void>;
 }
 
-export function createLeadership(connectionString: string, opts: { log: ProjectorLog; onLost: () => void }): Leadership {
+export interface LeadershipOptions {
+  log: ProjectorLog;
+  onLost: () => void;
+  /** The session-level advisory lock to hold; default the projector's. */
+  lock?: number;
+  /** The leading session's application_name, and what log lines call the leader. */
+  applicationName?: string;
+  role?: string;
+}
+
+export function createLeadership(connectionString: string, opts: LeadershipOptions): Leadership {
+  const lock = opts.lock ?? PROJECTOR_LEADER_LOCK;
+  const role = opts.role ?? 'projector';
   let client: pg.Client | undefined;
   let leader = false;
 
@@ -36,8 +48,8 @@ export function createLeadership(connectionString: string, opts: { log: Projecto
       leader = false;
       // 57P01: the server is shutting down or an operator ended the session (as at Ctrl-C in a
       // terminal, which reaches an embedded server too): expected, so not a warning.
-      if (code === '57P01') opts.log.info({ reason }, 'projector session ended by the database server; standing by');
-      else opts.log.warn({ reason }, 'projector lost leadership (its session ended); standing by');
+      if (code === '57P01') opts.log.info({ reason }, `${role} session ended by the database server; standing by`);
+      else opts.log.warn({ reason }, `${role} lost leadership (its session ended); standing by`);
       opts.onLost();
     }
   }
@@ -49,7 +61,7 @@ export function createLeadership(connectionString: string, opts: { log: Projecto
     async tryAcquire() {
       if (leader) return true;
       if (!client) {
-        const c = new pg.Client({ connectionString, application_name: LEADER_APPLICATION_NAME, keepAlive: true });
+        const c = new pg.Client({ connectionString, application_name: opts.applicationName ?? LEADER_APPLICATION_NAME, keepAlive: true });
         c.on('error', (err) => lost(c, err.message, (err as Error & { code?: string }).code));
         c.on('end', () => lost(c, 'connection closed'));
         client = c;
@@ -61,7 +73,7 @@ export function createLeadership(connectionString: string, opts: { log: Projecto
           throw err;
         }
       }
-      const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [PROJECTOR_LEADER_LOCK]);
+      const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [lock]);
       leader = rows[0]?.ok === true;
       return leader;
     },
@@ -82,7 +94,7 @@ export function createLeadership(connectionString: string, opts: { log: Projecto
       if (!c) return;
       // Closing the session releases the lock; unlocking first makes the hand-over immediate
       // even if closing is slow.
-      await c.query('SELECT pg_advisory_unlock($1)', [PROJECTOR_LEADER_LOCK]).catch(() => undefined);
+      await c.query('SELECT pg_advisory_unlock($1)', [lock]).catch(() => undefined);
       await c.end().catch(() => undefined);
     },
   };

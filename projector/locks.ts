@@ -17,3 +17,6 @@ export const PROJECTOR_LEADER_LOCK = 7_430_011;
  * a reindex swapping the whole index and the projector's catch-up never interleave.
  */
 export const SEARCH_WRITE_LOCK = 7_430_012;
+
+/** Held (session-level) by the process running the scheduled badge re-checks; others stand by. */
+export const BADGE_RECHECK_LEADER_LOCK = 7_430_013;

@@ -9,6 +9,7 @@ import { createSiteFetcher, type SiteFetcherOptions } from './sites/safe-fetch.t
 import { hostRefusal } from './sites/address-policy.ts';
 import { systemResolver } from './sites/guarded-agent.ts';
 import type { MakerCatalog } from './catalog/maker-catalog.ts';
+import { createBadgeRecheckJob, type BadgeRecheckJob, type BadgeRecheckSettings } from './catalog/badge-recheck-job.ts';
 import { fillWebsiteKeys } from './catalog/website-keys.ts';
 import { createPaymentLinks } from './payments/payment-links.ts';
 import { oauthErrorPageFor } from './web/oauth-error-page.tsx';
@@ -45,6 +46,8 @@ export interface RunningService {
   readonly projector: Projector | undefined;
   readonly accounts: Accounts;
   readonly maker: MakerCatalog;
+  /** The scheduled badge re-checks (with the projector: `catalog serve`). */
+  readonly badgeRechecks: BadgeRecheckJob | undefined;
   readonly logger: Logger;
   close(): Promise<void>;
 }
@@ -64,6 +67,8 @@ export interface StartOptions {
   fetchOptions?: Pick<SiteFetcherOptions, 'ca' | 'resolver'>;
   /** For tests: told of every e-mail the service sends (or logs). */
   onMail?: (message: MailMessage) => void;
+  /** For tests: the badge re-checks' clock, interval and poll. */
+  badgeRechecks?: BadgeRecheckSettings;
 }
 
 export async function startService(config: Config, opts: StartOptions): Promise<RunningService> {
@@ -192,6 +197,20 @@ export async function startService(config: Config, opts: StartOptions): Promise<
       draftCapPerDay: config.makers.draftCapPerDay,
       blocklist: config.makers.blocklist,
     };
+    let badgeRechecks: BadgeRecheckJob | undefined;
+    if (opts.projector) {
+      badgeRechecks = createBadgeRecheckJob({
+        connectionString: database.connectionString,
+        pool,
+        fetcher,
+        urls: maker.urls,
+        mailer: accounts.mailer,
+        log: logger.child({ component: 'badge-rechecks' }),
+        ...opts.badgeRechecks,
+      });
+      await badgeRechecks.start();
+      cleanups.push(() => badgeRechecks!.stop());
+    }
     const filled = await fillWebsiteKeys(pool);
     if (filled > 0) logger.info({ listings: filled }, 'recorded the website identity of existing listings');
 
@@ -202,7 +221,7 @@ export async function startService(config: Config, opts: StartOptions): Promise<
     if (opts.listen !== false) {
       url = await app.listen({ host: config.host, port: config.port });
     }
-    return { app, url, config, pool, connectionString: database.connectionString, read, mirror, projector, accounts, maker, logger, close };
+    return { app, url, config, pool, connectionString: database.connectionString, read, mirror, projector, accounts, maker, badgeRechecks, logger, close };
   } catch (err) {
     await close();
     throw err;

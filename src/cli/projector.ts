@@ -1,7 +1,13 @@
 import closeWithGrace from 'close-with-grace';
 import { createProjector } from '../../projector/projector.ts';
+import { createMailer } from '../auth/mailer.ts';
+import { createBadgeRecheckJob, type BadgeRecheckJob } from '../catalog/badge-recheck-job.ts';
+import type { Config } from '../config/config.ts';
 import { migrate } from '../db/migrate.ts';
 import { openDatabase } from '../db/open.ts';
+import { createPool, type Pool } from '../db/pool.ts';
+import { createSiteFetcher } from '../sites/safe-fetch.ts';
+import type { Logger } from 'pino';
 import { configFromArgs, parseCommandArgs } from './common.ts';
 import { createLogger } from '../util/logger.ts';
 
@@ -11,6 +17,7 @@ Runs the projector alone: streams committed changes of the write model into the 
 (products, category counts) and, when MEILI_URL is set, into Meilisearch. One projector is
 active per database; another one started on the same database waits as standby and takes over
 when the first one stops. SIGTERM or SIGINT finishes the current batch and exits.
+Also runs the daily badge re-checks (one process per database does; see README).
 Uses DATABASE_URL, or the embedded PostgreSQL under DIR (default ./.data, or DATA_DIR).`;
 
 export default async function projector(args: string[]): Promise<number> {
@@ -34,12 +41,17 @@ export default async function projector(args: string[]): Promise<number> {
       log: logger,
     });
     await running.start();
+    const pool = createPool(database.connectionString, { max: 2, applicationName: 'catalog projector' });
+    const rechecks = await startBadgeRechecks(config, database.connectionString, pool, logger);
     // A stop finishes the current batch; a stop that cannot complete (say the database went
     // away) is cut short after 15 s, and a second signal ends the process at once.
     await new Promise<void>((resolve) => {
       closeWithGrace({ delay: 15_000, logger: false }, async ({ signal, err }) => {
         if (err) logger.error({ err }, 'projector stopping after an unexpected error');
         else logger.info({ signal }, 'projector stopping after the current batch');
+        await rechecks?.job.stop();
+        await rechecks?.close();
+        await pool.end();
         await running.stop();
         await searchIndex?.close();
         logger.info('projector stopped');
@@ -51,4 +63,33 @@ export default async function projector(args: string[]): Promise<number> {
   } finally {
     await database.close();
   }
+}
+
+/**
+ * The badge re-checks look on makers' sites for links to the listing pages, so they need the
+ * directory's real address: SITE_URL/PUBLIC_URL, or the one the projection was built with.
+ * Without either they do not run here (a `catalog serve` process runs them too).
+ */
+async function startBadgeRechecks(config: Config, connectionString: string, pool: Pool, logger: Logger): Promise<{ job: BadgeRecheckJob; close(): Promise<void> } | undefined> {
+  let urls = { siteUrl: config.siteUrl, publicUrl: config.publicUrl };
+  if (!config.siteUrlConfigured) {
+    const { rows } = await pool.query<{ site_url: string | null }>('SELECT site_url FROM projection.state');
+    const recorded = rows[0]?.site_url;
+    if (!recorded) {
+      logger.info('badge re-checks do not run in this process: set SITE_URL (or PUBLIC_URL) to the directory\'s address');
+      return undefined;
+    }
+    urls = { siteUrl: recorded, publicUrl: recorded };
+  }
+  const fetcher = createSiteFetcher({ allowLoopback: config.fetchAllowLoopback });
+  const mailer = createMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from, log: logger.child({ component: 'mail' }) });
+  const job = createBadgeRecheckJob({ connectionString, pool, fetcher, urls, mailer, log: logger.child({ component: 'badge-rechecks' }) });
+  await job.start();
+  return {
+    job,
+    async close() {
+      mailer.close();
+      await fetcher.close();
+    },
+  };
 }

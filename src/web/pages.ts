@@ -1,10 +1,12 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { Accounts } from '../auth/accounts.ts';
+import type { MakerCatalog } from '../catalog/maker-catalog.ts';
 import type { Pool } from '../db/pool.ts';
 import type { RateLimits } from '../http/rate-limit.ts';
 import { addRateLimitHook } from '../http/rate-limit-hook.ts';
 import type { ReadService } from '../read/read-service.ts';
 import { registerAccountPages } from './account-routes.tsx';
+import { registerAdminPages } from './admin-routes.tsx';
 import { registerDirectoryPages } from './directory-routes.tsx';
 import { registerMakerSession } from './maker-session.ts';
 import { sendPageError } from './page-errors.tsx';
@@ -17,6 +19,7 @@ export interface PagesDeps {
   config: { cache: { maxAgeSeconds: number }; publicUrl: string };
   pool: Pool;
   accounts: Accounts;
+  maker: MakerCatalog;
 }
 
 /**
@@ -50,6 +53,7 @@ export async function registerPages(app: FastifyInstance, deps: PagesDeps): Prom
           secureCookies,
           signInLimits: { perIp: deps.accounts.limits.signInPerIp, perAddress: deps.accounts.limits.signInPerAddress },
         });
+        await registerAdminPages(maker, { pool: deps.pool, urls: deps.maker.urls, mailer: deps.accounts.mailer, ...(deps.maker.now && { now: deps.maker.now }) });
       });
     });
   });
