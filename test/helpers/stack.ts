@@ -39,6 +39,8 @@ export async function startTestStack(
     /** Listen on a port chosen beforehand and make PUBLIC_URL name it (OAuth needs the real address). */
     realPublicUrl?: boolean;
     fetchOptions?: StartOptions['fetchOptions'];
+    /** The badge re-checks' clock, interval and poll. */
+    badgeRechecks?: StartOptions['badgeRechecks'];
   } = {},
 ): Promise<TestStack> {
   const db = await createTestDatabase();
@@ -65,6 +67,7 @@ export async function startTestStack(
     logger: pino({ level: 'silent' }),
     onMail: (message) => mails.push(message),
     ...(opts.fetchOptions && { fetchOptions: opts.fetchOptions }),
+    ...(opts.badgeRechecks && { badgeRechecks: opts.badgeRechecks }),
   });
   const settle = async () => {
     // Every outbox row committed so far must be behind the projection checkpoint. catchUp()
