@@ -12,8 +12,9 @@ import type { PaymentProviderName } from './payments.ts';
  * checkout's button) says the maker paid; in one short transaction the payment is marked paid
  * (once: a second confirmation changes nothing), the listing's plan becomes premium (the outbox
  * trigger then carries it to REST and MCP, premium profile included), and the listing's other
- * open payments are cancelled so nobody pays twice. The maker is told by e-mail afterwards,
- * outside the transaction: mail is network I/O.
+ * open payments are cancelled so nobody pays twice (should Stripe still report one of them paid,
+ * it is recorded as paid: the money moved). The maker is told by e-mail afterwards, outside the
+ * transaction: mail is network I/O.
  */
 export interface PaymentConfirmDeps {
   readonly pool: Pool;
@@ -101,6 +102,9 @@ export async function confirmPayment(deps: PaymentConfirmDeps, paymentId: string
       makerEmail: l.email ?? p.maker_email,
     };
     if (p.status === 'paid') return { outcome: 'already_paid', ...result };
+    // A cancelled payment that Stripe says was paid is recorded as paid: the money moved. The
+    // built-in checkout moves none, so a cancelled link stays cancelled.
+    if (p.status === 'cancelled' && opts.provider === 'builtin') throw conflict('This payment was cancelled: nothing can be paid with it.');
     await client.query(`UPDATE catalog.payments SET status = 'paid', paid_at = $2, provider_ref = COALESCE($3, provider_ref) WHERE id = $1`, [paymentId, now, opts.providerRef ?? null]);
     await client.query(`UPDATE catalog.listings SET plan = 'premium', updated_at = $2 WHERE id = $1 AND plan <> 'premium'`, [l.id, now]);
     await client.query(`UPDATE catalog.payments SET status = 'cancelled' WHERE listing_id = $1 AND status = 'open' AND id <> $2`, [l.id, paymentId]);

@@ -119,8 +119,9 @@ export const envSchema = z.object({
     .url({ protocol: /^https?$/, error: 'must be an http(s) URL such as http://127.0.0.1:12111' })
     .refine(
       (v) => {
-        const u = new URL(v);
-        return u.pathname === '/' && u.search === '' && u.hash === '' && u.username === '' && u.password === '';
+        // Runs after a failed URL check too: an unparseable value is left to that check's message.
+        const u = URL.parse(v);
+        return u === null || (u.pathname === '/' && u.search === '' && u.hash === '' && u.username === '' && u.password === '');
       },
       { error: 'must be an origin only (scheme, host and port), such as http://127.0.0.1:12111' },
     )
