@@ -87,7 +87,9 @@ export function registerPaymentPages(scope: FastifyInstance, deps: PaymentPagesD
       if (back === 'paid') return reply.redirect(`${pagePath(payment)}?done=paid`, 303);
       return render(request, reply, payment, { notice: back === 'not_paid_yet' ? NOTICES.notPaidYet : NOTICES.notThisPayment, status: back === 'not_paid_yet' ? 200 : 400 });
     }
-    const notice = done === 'paid' && payment.status === 'paid' ? NOTICES.paid : done === 'settling' ? NOTICES.settling : cancelled === '1' ? NOTICES.leftCheckout : null;
+    // Back from Stripe after the webhook already confirmed it: the same news as a fresh confirmation.
+    const justPaid = (done === 'paid' || sessionId !== undefined) && payment.status === 'paid';
+    const notice = justPaid ? NOTICES.paid : done === 'settling' ? NOTICES.settling : cancelled === '1' ? NOTICES.leftCheckout : null;
     return render(request, reply, payment, { notice });
   });
 

@@ -172,6 +172,10 @@ describe('the Stripe webhook', () => {
     expect(stack.mails.length).toBe(mailsBefore + 1);
     expect(await outboxCount(stack, listing.listingId)).toBe(outboxBefore + 1);
 
+    // The maker comes back from Stripe after the webhook: the page says it is paid.
+    const back = await new Browser(stack.baseUrl).request(`/pay/${paymentId}?session_id=${session.id}`);
+    expect(back.status).toBe(200);
+    expect(readPayPage(await back.text()).text).toContain('Payment confirmed: the listing is on the premium plan.');
     const page = await payPage(new Browser(stack.baseUrl), paymentId);
     expect(page.page.status).toEqual(['Paid']);
     expect(page.page.links).toContainEqual({ text: 'Fill in the premium profile', href: `/dashboard/listings/${listing.slug}` });
