@@ -11,9 +11,10 @@ import { registerDirectoryPages } from './directory-routes.tsx';
 import { registerMakerSession } from './maker-session.ts';
 import { sendPageError } from './page-errors.tsx';
 import { registerPageSecurity } from './page-security.ts';
+import { registerPaymentPages, type PaymentPagesDeps } from './payment-routes.tsx';
 import { registerStylesheet } from './stylesheet.ts';
 
-export interface PagesDeps {
+export interface PagesDeps extends PaymentPagesDeps {
   read: ReadService;
   rateLimits: RateLimits;
   config: { cache: { maxAgeSeconds: number }; publicUrl: string };
@@ -53,6 +54,7 @@ export async function registerPages(app: FastifyInstance, deps: PagesDeps): Prom
           secureCookies,
           signInLimits: { perIp: deps.accounts.limits.signInPerIp, perAddress: deps.accounts.limits.signInPerAddress },
         });
+        registerPaymentPages(maker, deps);
         await registerAdminPages(maker, { pool: deps.pool, urls: deps.maker.urls, mailer: deps.accounts.mailer, ...(deps.maker.now && { now: deps.maker.now }) });
       });
     });
