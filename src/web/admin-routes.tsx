@@ -138,8 +138,9 @@ export async function registerAdminPages(scope: FastifyInstance, deps: AdminPage
       const decidedBy = request.webSession!.maker.id;
       try {
         if (action === 'approve_feature') {
-          await decideListing(reviewDeps, slug, { action: 'approve', feedback: body.feedback, decidedBy });
-          await decideListing(reviewDeps, slug, { action: 'feature', decidedBy });
+          const approved = await decideListing(reviewDeps, slug, { action: 'approve', feedback: body.feedback, decidedBy });
+          // a listing hidden while featured comes back featured already
+          if (!approved.featured) await decideListing(reviewDeps, slug, { action: 'feature', decidedBy });
         } else {
           await decideListing(reviewDeps, slug, { action, feedback: body.feedback, decidedBy });
         }

@@ -161,6 +161,9 @@ describe('decisions through the web queue', () => {
     expect(product.body).toMatchObject({ slug, name: 'Gamma Approve', featured: false });
     expect(await designCount()).toBe(countBefore + 1);
     expect(await searchSlugs('Gamma Approve')).toContain(slug);
+    // MCP reads answer the same Product
+    const viaMcp = await tool(maker, 'get_product', { slug });
+    expect(viaMcp).toEqual({ ok: true, body: product.body });
 
     const row = await listingRow(slug);
     expect(row.status).toBe('live');
@@ -276,6 +279,7 @@ describe('decisions through the web queue', () => {
     expect((await decideInBrowser(admin, slug, 'approve_feature')).status).toBe(303);
     await stack.settle();
     expect((await rest(`/products/${slug}`)).body).toMatchObject({ featured: true });
+    expect((await tool(maker, 'get_product', { slug })).body).toMatchObject({ featured: true });
     const listed = await rest('/search?q=Eta Feature');
     expect((listed.body.products as Json[]).find((p) => p.slug === slug)).toMatchObject({ featured: true });
     expect((await decisions(slug)).map((d) => d.action)).toEqual(['approve', 'feature']);
@@ -283,6 +287,14 @@ describe('decisions through the web queue', () => {
     expect((await decideInBrowser(admin, slug, 'unfeature', { from: 'listing' })).status).toBe(303);
     await stack.settle();
     expect((await rest(`/products/${slug}`)).body).toMatchObject({ featured: false });
+
+    // hidden while featured, it keeps the flag; approve-and-feature then only approves
+    expect((await decideInBrowser(admin, slug, 'feature', { from: 'listing' })).status).toBe(303);
+    expect((await decideInBrowser(admin, slug, 'hide', { from: 'listing' })).status).toBe(303);
+    expect((await decideInBrowser(admin, slug, 'approve_feature', { from: 'listing' })).status).toBe(303);
+    await stack.settle();
+    expect((await rest(`/products/${slug}`)).body).toMatchObject({ featured: true });
+    expect((await decisions(slug)).map((d) => d.action)).toEqual(['approve', 'feature', 'unfeature', 'feature', 'hide', 'approve']);
   });
 
   it("the admin's listing page finds any listing by slug and shows its history, who decided, and the actions its state allows", async () => {
@@ -345,7 +357,8 @@ describe('admins only', () => {
   });
 });
 
-describe('catalog review (the command)', () => {
+// Each case runs the command in a process of its own: give them time on a busy machine.
+describe('catalog review (the command)', { timeout: 120_000 }, () => {
   it('lists the queue oldest first, one tab-separated line each', async () => {
     const slug = await submitPending(maker, 'kappa.example', 'Kappa Command');
     const run = await runCatalog(stack, ['review', 'list']);
