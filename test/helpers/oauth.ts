@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { parsePage } from './html.ts';
@@ -157,4 +158,49 @@ export class MemoryOAuthClient implements OAuthClientProvider {
   codeVerifier() {
     return this.verifier;
   }
+}
+
+/** A PKCE verifier and its S256 challenge. */
+export function pkcePair(): { verifier: string; challenge: string } {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+}
+
+/** An authorization request URL on the service; undefined parameters are left out. */
+export function authorizationRequest(baseUrl: string, params: Record<string, string | undefined>): string {
+  const url = new URL(`${baseUrl}/oauth/authorize`);
+  for (const [k, v] of Object.entries(params)) if (v !== undefined) url.searchParams.set(k, v);
+  return url.href;
+}
+
+/** A form POST to the token endpoint (or another OAuth endpoint), answered as JSON. */
+export async function oauthPost(
+  baseUrl: string,
+  params: Record<string, string>,
+  opts: { path?: string; headers?: Record<string, string> } = {},
+): Promise<{ status: number; headers: Headers; body: Record<string, string> }> {
+  const res = await fetch(`${baseUrl}${opts.path ?? '/oauth/token'}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...opts.headers },
+    body: new URLSearchParams(params),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? (JSON.parse(text) as Record<string, string>) : {} };
+}
+
+/** Dynamic client registration of a public client; returns the client id. */
+export async function registerPublicClient(baseUrl: string, metadata: Record<string, unknown>): Promise<string> {
+  const res = await fetch(`${baseUrl}/oauth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none', ...metadata }),
+  });
+  const body = (await res.json()) as { client_id?: string };
+  if (res.status !== 201 || !body.client_id) throw new Error(`registration answered ${res.status}: ${JSON.stringify(body)}`);
+  return body.client_id;
+}
+
+/** The claims of a JWT, read without checking it. */
+export function jwtClaims(token: string): Record<string, unknown> {
+  return JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as Record<string, unknown>;
 }
