@@ -96,15 +96,18 @@ function authorizeUrl(clientId: string, extra: Record<string, string> = {}) {
   return url.href;
 }
 
-/** Asks the authorization endpoint about a client; the answer must be the error page, not a redirect. */
-async function expectRefusedAtAuthorization(clientId: string) {
+/**
+ * Asks the authorization endpoint about a client; the answer must be the error page, not a
+ * redirect. Returns what the page says.
+ */
+async function expectRefusedAtAuthorization(clientId: string): Promise<string> {
   const res = await fetch(authorizeUrl(clientId), { redirect: 'manual' });
   expect(res.status).toBe(400);
   expect(res.headers.get('location')).toBeNull();
   expect(res.headers.get('content-type')).toMatch(/^text\/html/);
   const page = parsePage(await res.text());
   expect(page.texts('h1')).toEqual(['This app cannot connect']);
-  return page;
+  return page.texts('p').join(' ');
 }
 
 describe('the MCP SDK client registered by its metadata document', () => {
@@ -171,7 +174,7 @@ describe('documents that are refused', () => {
   ])('%s, before any connection is made', async (_what, clientId, host) => {
     watch = watchSockets();
     const callsBefore = resolver.calls.length;
-    await expectRefusedAtAuthorization(clientId);
+    expect(await expectRefusedAtAuthorization(clientId)).toMatch(new RegExp(`Its description's address is refused: We do not connect to ${host}: its address is [^.]+, not a public website\\.`));
     // The guard looked the name up, judged the answer, and dialed nothing.
     expect(resolver.calls.slice(callsBefore)).toContain(host);
     expect(watch.violations).toEqual([]);
@@ -185,7 +188,7 @@ describe('documents that are refused', () => {
     ['an IPv4-mapped private address', 'https://[::ffff:10.0.0.5]/oauth/client.json'],
   ])('an address literal: %s, without even opening a socket', async (_what, clientId) => {
     watch = watchSockets();
-    await expectRefusedAtAuthorization(clientId);
+    expect(await expectRefusedAtAuthorization(clientId)).toMatch(/Its description's address is refused: We do not connect to \S+: it is [^.]+, not a public website\./);
     expect(watch.sockets).toEqual([]);
     expect(watch.violations).toEqual([]);
   });
@@ -193,15 +196,16 @@ describe('documents that are refused', () => {
   it('a document that redirects elsewhere (the redirect is not followed)', async () => {
     documents.set('/moved.json', (_req, res) => res.writeHead(302, { location: 'https://169.254.169.254/latest/client.json' }).end());
     watch = watchSockets();
-    await expectRefusedAtAuthorization(`${clientOrigin}/moved.json`);
+    expect(await expectRefusedAtAuthorization(`${clientOrigin}/moved.json`)).toContain(
+      "Its description's address answered with HTTP status 302 instead of the description (redirects are not followed).",
+    );
     expect(watch.violations).toEqual([]);
     expect(watch.dialed().filter((a) => !a.startsWith('127.'))).toEqual([]);
   });
 
   it('a document whose client_id is not its own URL', async () => {
     documents.set('/impostor.json', clientDocument('/oauth/client.json', { client_name: 'Impostor' }));
-    const page = await expectRefusedAtAuthorization(`${clientOrigin}/impostor.json`);
-    expect(page.texts('p').join(' ')).toContain('client_id');
+    expect(await expectRefusedAtAuthorization(`${clientOrigin}/impostor.json`)).toContain('(client_id metadata document client_id does not match the expected value)');
     expect(site.requests).toContain('/impostor.json');
   });
 
@@ -212,7 +216,7 @@ describe('documents that are refused', () => {
     expect(new URL(atLimit.headers.get('location')!, stack.baseUrl).pathname).toMatch(/^\/oauth\/consent\//);
 
     documents.set('/too-large.json', documentOfSize('/too-large.json', DOCUMENT_LIMIT + 1));
-    await expectRefusedAtAuthorization(`${clientOrigin}/too-large.json`);
+    expect(await expectRefusedAtAuthorization(`${clientOrigin}/too-large.json`)).toContain('Its description is larger than 5 KB, the most this directory reads.');
 
     // Without a Content-Length, the body is counted as it arrives.
     const streamed = documentOfSize('/too-large-streamed.json', DOCUMENT_LIMIT + 1);
@@ -221,16 +225,16 @@ describe('documents that are refused', () => {
       res.write(streamed.slice(0, 4000));
       res.end(streamed.slice(4000));
     });
-    await expectRefusedAtAuthorization(`${clientOrigin}/too-large-streamed.json`);
+    expect(await expectRefusedAtAuthorization(`${clientOrigin}/too-large-streamed.json`)).toContain('Its description is larger than 5 KB');
   });
 
-  it('a document that is not found, not JSON, or never answers', async () => {
-    await expectRefusedAtAuthorization(`${clientOrigin}/missing.json`);
+  it('a document that is not found, not JSON, or never answers, each saying why', async () => {
+    expect(await expectRefusedAtAuthorization(`${clientOrigin}/missing.json`)).toContain('answered with HTTP status 404 instead of the description');
     documents.set('/not-json.json', 'this is not JSON');
-    await expectRefusedAtAuthorization(`${clientOrigin}/not-json.json`);
+    expect(await expectRefusedAtAuthorization(`${clientOrigin}/not-json.json`)).toContain('Its description is not JSON.');
     documents.set('/silent.json', (_req, res) => {
       held.push(res);
     });
-    await expectRefusedAtAuthorization(`${clientOrigin}/silent.json`);
+    expect(await expectRefusedAtAuthorization(`${clientOrigin}/silent.json`)).toContain('Its description did not arrive in time.');
   });
 });
