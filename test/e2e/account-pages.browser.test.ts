@@ -160,6 +160,32 @@ describeInBrowser('the account pages in a browser', (browser) => {
     tab.expectClean();
   });
 
+  it('signed out, the authorization asks to sign in first and comes back to the consent page', async () => {
+    const tab = await browser.newTab();
+    const { page } = tab;
+    const { client, authorizationUrl } = await mcpClientAsking('Patient Assistant');
+    await page.goto(authorizationUrl);
+    await page.waitForURL(/\/oauth\/consent\/[^/]+$/);
+    const consentUrl = page.url();
+    expect(await heading(page)).toBe('Sign in');
+    expect(await page.locator('main').innerText()).toContain('Patient Assistant asks to connect to your maker account. Sign in first');
+    await screenshot(page, 'account-sign-in-for-app');
+    await page.getByLabel('E-mail address').fill('patient@example.com');
+    const mailsBefore = stack.mails.length;
+    await page.getByRole('button', { name: 'Send me a sign-in link' }).click();
+    await page.waitForURL(`${stack.baseUrl}/signin`);
+    const mail = stack.mails.slice(mailsBefore).find((m) => m.to === 'patient@example.com')!;
+    await page.goto(/http:\/\/\S+\/signin\/link\/\S+/.exec(mail.text)![0]);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(consentUrl);
+    await expectConsentPage(page, 'Patient Assistant');
+    await page.getByRole('button', { name: 'Approve' }).click();
+    await page.waitForURL(`${app.origin}/callback?**`);
+    expect(await heading(page)).toBe('Connected');
+    await client.close().catch(() => undefined);
+    tab.expectClean();
+  });
+
   it('every form works with JavaScript turned off', async () => {
     const tab = await browser.newTab({ javaScriptEnabled: false });
     const { page } = tab;
