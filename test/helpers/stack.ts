@@ -39,6 +39,8 @@ export async function startTestStack(
     /** Listen on a port chosen beforehand and make PUBLIC_URL name it (OAuth needs the real address). */
     realPublicUrl?: boolean;
     fetchOptions?: StartOptions['fetchOptions'];
+    /** The service's logger; silent unless given. */
+    logger?: StartOptions['logger'];
     /** The badge re-checks' clock, interval and poll. */
     badgeRechecks?: StartOptions['badgeRechecks'];
   } = {},
@@ -64,7 +66,7 @@ export async function startTestStack(
     projector: true,
     demo: false,
     listen: opts.listen !== false,
-    logger: pino({ level: 'silent' }),
+    logger: opts.logger ?? pino({ level: 'silent' }),
     onMail: (message) => mails.push(message),
     ...(opts.fetchOptions && { fetchOptions: opts.fetchOptions }),
     ...(opts.badgeRechecks && { badgeRechecks: opts.badgeRechecks }),
