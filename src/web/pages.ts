@@ -4,8 +4,11 @@ import type { Pool } from '../db/pool.ts';
 import type { RateLimits } from '../http/rate-limit.ts';
 import { addRateLimitHook } from '../http/rate-limit-hook.ts';
 import type { ReadService } from '../read/read-service.ts';
+import type { MakerCatalog } from '../catalog/maker-catalog.ts';
 import { registerAccountPages } from './account-routes.tsx';
+import { registerBadgeImage } from './badge-image.tsx';
 import { registerDirectoryPages } from './directory-routes.tsx';
+import { registerMakerListingPages } from './maker-listing-routes.tsx';
 import { registerMakerSession } from './maker-session.ts';
 import { sendPageError } from './page-errors.tsx';
 import { registerPageSecurity } from './page-security.ts';
@@ -17,6 +20,8 @@ export interface PagesDeps {
   config: { cache: { maxAgeSeconds: number }; publicUrl: string };
   pool: Pool;
   accounts: Accounts;
+  /** The makers' commands, for the dashboard, submission, claim and edit pages. */
+  maker: MakerCatalog;
 }
 
 /**
@@ -34,6 +39,8 @@ export async function registerPages(app: FastifyInstance, deps: PagesDeps): Prom
   await app.register(async (web) => {
     await registerPageSecurity(web, { publicUrl: deps.config.publicUrl });
     registerStylesheet(web);
+    // The badge image makers' sites show: public, cached, and (like the stylesheet) not counted.
+    registerBadgeImage(web);
     await web.register(async (pages) => {
       addRateLimitHook(pages, deps.rateLimits);
       registerDirectoryPages(pages, deps);
@@ -50,6 +57,7 @@ export async function registerPages(app: FastifyInstance, deps: PagesDeps): Prom
           secureCookies,
           signInLimits: { perIp: deps.accounts.limits.signInPerIp, perAddress: deps.accounts.limits.signInPerAddress },
         });
+        registerMakerListingPages(maker, { maker: deps.maker, secureCookies });
       });
     });
   });
