@@ -78,10 +78,17 @@ describe('the dashboard', () => {
       expect(res.status, path).toBe(303);
       expect(res.headers.get('location')).toBe(`/signin?return_to=${encodeURIComponent(path)}`);
     }
-    const signed = await signInMaker(stack, `return-${Date.now()}@example.com`);
-    // signIn follows the link that was asked for without a return_to: the dashboard is the default.
-    const res = await signed.request('/dashboard');
-    expect(res.status).toBe(200);
+    const signInPage = `/signin?return_to=${encodeURIComponent('/dashboard/new')}`;
+    const email = `return-${Date.now()}@example.com`;
+    expect((await fillAndPost(visitor, signInPage, '/signin', { email })).status).toBe(200);
+    const link = /https?:\/\/\S+\/signin\/link\/\S+/.exec(stack.mails.findLast((m) => m.to === email)!.text)![0];
+    const linkPath = new URL(link).pathname;
+    const done = await fillAndPost(visitor, linkPath, linkPath);
+    expect(done.status).toBe(303);
+    expect(done.headers.get('location')).toBe('/dashboard/new');
+    const form = await visitor.request('/dashboard/new');
+    expect(form.status).toBe(200);
+    expect(parsePage(await form.text()).texts('h1')).toEqual(['Submit a product']);
   });
 
   it('shows an empty state with the way to submit', async () => {
