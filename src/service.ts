@@ -11,6 +11,7 @@ import { systemResolver } from './sites/guarded-agent.ts';
 import type { MakerCatalog } from './catalog/maker-catalog.ts';
 import { fillWebsiteKeys } from './catalog/website-keys.ts';
 import { createPaymentLinks } from './payments/payment-links.ts';
+import { createPayments, type Payments } from './payments/payments.ts';
 import { oauthErrorPageFor } from './web/oauth-error-page.tsx';
 import { createProjector, projectionLag, type Projector } from '../projector/projector.ts';
 import { demoCatalogLines } from './catalog/demo-data.ts';
@@ -45,6 +46,7 @@ export interface RunningService {
   readonly projector: Projector | undefined;
   readonly accounts: Accounts;
   readonly maker: MakerCatalog;
+  readonly payments: Payments;
   readonly logger: Logger;
   close(): Promise<void>;
 }
@@ -192,17 +194,24 @@ export async function startService(config: Config, opts: StartOptions): Promise<
       draftCapPerDay: config.makers.draftCapPerDay,
       blocklist: config.makers.blocklist,
     };
+    const payments = createPayments({
+      config: config.payments,
+      pool,
+      mailer: accounts.mailer,
+      publicUrl: config.publicUrl,
+      onMailError: (err) => logger.error({ err }, 'the "payment confirmed" e-mail could not be sent'),
+    });
     const filled = await fillWebsiteKeys(pool);
     if (filled > 0) logger.info({ listings: filled }, 'recorded the website identity of existing listings');
 
-    const app = await buildApp({ config, read, rateLimits, metrics, readiness, pool, accounts, maker, logger: logger.child({ component: 'http' }) });
+    const app = await buildApp({ config, read, rateLimits, metrics, readiness, pool, accounts, maker, payments, logger: logger.child({ component: 'http' }) });
     cleanups.push(() => app.close());
 
     let url = config.publicUrl;
     if (opts.listen !== false) {
       url = await app.listen({ host: config.host, port: config.port });
     }
-    return { app, url, config, pool, connectionString: database.connectionString, read, mirror, projector, accounts, maker, logger, close };
+    return { app, url, config, pool, connectionString: database.connectionString, read, mirror, projector, accounts, maker, payments, logger, close };
   } catch (err) {
     await close();
     throw err;

@@ -6,7 +6,8 @@ import type { SiteFetcherOptions } from '../sites/safe-fetch.ts';
 import { createGuardedFetch } from '../sites/safe-fetch.ts';
 import { createKeyedLimiter, type KeyedLimiter } from '../util/keyed-limiter.ts';
 import { createAccessTokenVerifier, type AccessTokenVerifier } from './access-tokens.ts';
-import { createAuthorizationServer, type AuthorizationServer, type AuthorizationServerOptions, type ErrorPage } from './authorization-server.ts';
+import { createAuthorizationServer, type AuthorizationServer, type AuthorizationServerOptions, type ErrorPage, type OAuthErrorForPage } from './authorization-server.ts';
+import { CLIENT_DOCUMENT_MAX_BYTES } from './client-document-problem.ts';
 import { createMailer, type MailMessage, type Mailer } from './mailer.ts';
 import { createRefreshReplays, type RefreshReplays } from './refresh-replay.ts';
 import { loadServiceKeys, type ServiceKeys } from './service-keys.ts';
@@ -42,7 +43,7 @@ export interface AccountsOptions {
   redis: Redis | undefined;
   log: Logger;
   mcpPath: string;
-  renderErrorPage: (error: { error: string; description: string | undefined }) => ErrorPage;
+  renderErrorPage: (error: OAuthErrorForPage) => ErrorPage;
   /** For tests: trusted certificates and a resolver for the fetches of client documents. */
   fetchOptions?: Pick<SiteFetcherOptions, 'ca' | 'resolver'>;
   onMail?: (message: MailMessage) => void;
@@ -60,8 +61,15 @@ export async function createAccounts(opts: AccountsOptions): Promise<Accounts> {
     keys,
     trustProxy: config.trustProxy !== false,
     clientIdleSeconds: config.oauth.clientIdleSeconds,
+    // The server fetches nothing but client documents, so their size limit holds for the whole
+    // fetch; the library's own count fails on a body that streams past it (it cancels a stream
+    // it is still reading), this one reports it as too large.
     // undici's fetch types and the global fetch types differ only in their stream generics.
-    fetch: createGuardedFetch({ allowLoopback: config.fetchAllowLoopback, ...opts.fetchOptions }) as unknown as AuthorizationServerOptions['fetch'],
+    fetch: createGuardedFetch({
+      allowLoopback: config.fetchAllowLoopback,
+      maxBodyBytes: CLIENT_DOCUMENT_MAX_BYTES,
+      ...opts.fetchOptions,
+    }) as unknown as AuthorizationServerOptions['fetch'],
     renderErrorPage: opts.renderErrorPage,
     onRefreshAnswered: (spent, body) => replays.remember(spent, body),
     log: opts.log.child({ component: 'oauth' }),

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Configuration, KoaContextWithOIDC, default as ProviderType } from 'oidc-provider';
 import type { Pool } from '../db/pool.ts';
 import { loadOidcProvider } from './load-oidc-provider.ts';
+import { CLIENT_DOCUMENT_MAX_BYTES, clientDocumentProblem } from './client-document-problem.ts';
 import { createOAuthStore } from './oauth-store.ts';
 import { dropResourceScopes, normalizeRedirectKind } from './redirect-uris.ts';
 import { RESOURCE_SCOPES, SCOPES } from './scopes.ts';
@@ -46,6 +47,14 @@ export interface ErrorPage {
   contentSecurityPolicy: string;
 }
 
+/** What the error page is told of a refused request. */
+export interface OAuthErrorForPage {
+  error: string;
+  description: string | undefined;
+  /** Why, in a sentence for a person, when the library's description alone does not say. */
+  detail?: string | undefined;
+}
+
 export interface AuthorizationServerOptions {
   /** The issuer: the service's public origin. */
   issuer: string;
@@ -60,7 +69,7 @@ export interface AuthorizationServerOptions {
   /** Fetches Client ID Metadata Documents; must refuse private addresses (src/sites). */
   fetch: NonNullable<Configuration['fetch']>;
   /** Renders the page shown when an authorization request cannot be answered by redirect. */
-  renderErrorPage: (error: { error: string; description: string | undefined }) => ErrorPage;
+  renderErrorPage: (error: OAuthErrorForPage) => ErrorPage;
   /** Told of each answered refresh, to let a retry within seconds get the same answer. */
   onRefreshAnswered?: (spentRefreshToken: string, body: unknown) => Promise<void>;
   log: Logger;
@@ -124,7 +133,13 @@ export async function createAuthorizationServer(opts: AuthorizationServerOptions
       userinfo: { enabled: false },
       rpInitiatedLogout: { enabled: false },
       introspection: { enabled: false },
-      revocation: { enabled: true },
+      revocation: {
+        enabled: true,
+        // A client revokes only its own tokens; anyone else's are left alone, and the answer is
+        // the same 200 (RFC 7009). Said here rather than left to the library's default, which
+        // prints a notice to the service's output on every revocation.
+        allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId,
+      },
       registration: { enabled: true, issueRegistrationAccessToken: false },
       clientIdMetadataDocument: {
         enabled: true,
@@ -186,8 +201,13 @@ export async function createAuthorizationServer(opts: AuthorizationServerOptions
     // its PKCE verifier are what protect them, and no cookie is involved.
     clientBasedCORS: (_ctx, origin, client) => origin !== 'null' && client.clientAuthMethod === 'none',
     fetch: opts.fetch,
-    async renderError(ctx, out) {
-      const page = opts.renderErrorPage({ error: String(out.error), description: out.error_description ? String(out.error_description) : undefined });
+    fetchResponseBodyLimits: { 'client_id metadata document': CLIENT_DOCUMENT_MAX_BYTES },
+    async renderError(ctx, out, error) {
+      const page = opts.renderErrorPage({
+        error: String(out.error),
+        description: out.error_description ? String(out.error_description) : undefined,
+        detail: clientDocumentProblem(error),
+      });
       ctx.type = 'html';
       ctx.set('cache-control', 'no-store');
       ctx.set('content-security-policy', page.contentSecurityPolicy);

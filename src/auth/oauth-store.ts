@@ -7,9 +7,10 @@ import { hashTokenHex } from './secret-token.ts';
  * sees the same codes, refresh tokens, grants and registered clients, and a restart loses none.
  *
  * Codes, refresh tokens, sessions and interactions are bearer secrets: their ids are stored only
- * as SHA-256 hashes, and the copy of the id the library keeps in the payload (`jti`) is removed
- * before writing and put back from the presented id when read. Clients and grants keep their ids
- * (a client id is public; a grant id is a handle, never a credential).
+ * as SHA-256 hashes, and every copy of the id the library keeps in the payload (`jti`, and the
+ * resume URL of an interaction, which ends with its id) is replaced by a marker before writing
+ * and put back from the presented id when read. Clients and grants keep their ids (a client id is
+ * public; a grant id is a handle, never a credential).
  *
  * Two lifetimes are ours rather than the library's:
  * - a dynamically registered client expires when unused for `clientIdleSeconds` (each lookup
@@ -23,6 +24,17 @@ export interface OAuthStoreOptions {
   pool: Pool;
   /** A dynamically registered client unused this long is forgotten. */
   clientIdleSeconds: number;
+}
+
+/** Stands for the record's own id inside a stored payload (see above). */
+const OWN_ID = 'urn:catalog:oauth-record-id';
+
+function hideOwnId(json: string, id: string): string {
+  return json.split(id).join(OWN_ID);
+}
+
+function restoreOwnId(json: string, id: string): string {
+  return json.split(OWN_ID).join(id);
 }
 
 /** How often a lookup refreshes a client's last use (saves a write per token request). */
@@ -45,6 +57,7 @@ export function createOAuthStore(opts: OAuthStoreOptions): new (name: string) =>
     async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
       const stored: AdapterPayload = { ...payload };
       if (!PLAIN_ID_KINDS.has(this.kind) && stored.jti === id) delete stored.jti;
+      const json = PLAIN_ID_KINDS.has(this.kind) ? JSON.stringify(stored) : hideOwnId(JSON.stringify(stored), id);
       const uidKey = payload.uid ? hashTokenHex(payload.uid) : null;
       const expiresAt = expiresIn ? new Date(Date.now() + expiresIn * 1000) : null;
       await pool.query(
@@ -54,7 +67,7 @@ export function createOAuthStore(opts: OAuthStoreOptions): new (name: string) =>
            SET payload = EXCLUDED.payload, grant_id = EXCLUDED.grant_id, uid_key = EXCLUDED.uid_key,
                expires_at = CASE WHEN $1 = 'Grant' THEN greatest(auth.oauth_records.expires_at, EXCLUDED.expires_at)
                                  ELSE EXCLUDED.expires_at END`,
-        [this.kind, keyOf(this.kind, id), JSON.stringify(stored), payload.grantId ?? null, uidKey, expiresAt],
+        [this.kind, keyOf(this.kind, id), json, payload.grantId ?? null, uidKey, expiresAt],
       );
       if (this.kind === 'RefreshToken' && payload.grantId && expiresAt) {
         await pool.query(
@@ -83,7 +96,7 @@ export function createOAuthStore(opts: OAuthStoreOptions): new (name: string) =>
           await pool.query(`UPDATE auth.oauth_records SET last_used_at = now() WHERE kind = 'Client' AND id_key = $1`, [id]);
         }
       }
-      const payload: AdapterPayload = { ...row.payload };
+      const payload: AdapterPayload = PLAIN_ID_KINDS.has(this.kind) ? { ...row.payload } : (JSON.parse(restoreOwnId(JSON.stringify(row.payload), id)) as AdapterPayload);
       if (!PLAIN_ID_KINDS.has(this.kind) && payload.jti === undefined) payload.jti = id;
       if (row.consumed_at) payload.consumed = Math.floor(row.consumed_at.getTime() / 1000);
       // A grant's stored expiry moves forward with its refresh tokens (see above).

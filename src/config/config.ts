@@ -115,6 +115,17 @@ export const envSchema = z.object({
     }),
   STRIPE_SECRET_KEY: z.string().regex(/^(sk|rk)_(test|live)_[A-Za-z0-9]+$/, { error: 'must be a Stripe secret key (sk_test_… or sk_live_…)' }).optional(),
   STRIPE_WEBHOOK_SECRET: z.string().regex(/^whsec_[A-Za-z0-9]+$/, { error: 'must be a Stripe webhook signing secret (whsec_…)' }).optional(),
+  STRIPE_API_BASE: z
+    .url({ protocol: /^https?$/, error: 'must be an http(s) URL such as http://127.0.0.1:12111' })
+    .refine(
+      (v) => {
+        // Runs after a failed URL check too: an unparseable value is left to that check's message.
+        const u = URL.parse(v);
+        return u === null || (u.pathname === '/' && u.search === '' && u.hash === '' && u.username === '' && u.password === '');
+      },
+      { error: 'must be an origin only (scheme, host and port), such as http://127.0.0.1:12111' },
+    )
+    .optional(),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -159,7 +170,14 @@ export interface Config {
   readonly payments: {
     readonly premiumPrice: { readonly amountCents: number; readonly currency: string };
     /** Stripe Checkout when set; otherwise the built-in checkout, which moves no money. */
-    readonly stripe: { readonly secretKey: string; readonly webhookSecret: string | undefined } | undefined;
+    readonly stripe:
+      | {
+          readonly secretKey: string;
+          readonly webhookSecret: string | undefined;
+          /** Where the Stripe client sends API calls instead of Stripe's own (STRIPE_API_BASE; for tests). */
+          readonly apiBase: string | undefined;
+        }
+      | undefined;
   };
 }
 
@@ -213,7 +231,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     makers: { draftCapPerDay: e.DRAFT_CAP_PER_DAY, blocklist: e.SITE_BLOCKLIST },
     payments: {
       premiumPrice: e.PREMIUM_PRICE,
-      stripe: e.STRIPE_SECRET_KEY ? { secretKey: e.STRIPE_SECRET_KEY, webhookSecret: e.STRIPE_WEBHOOK_SECRET } : undefined,
+      stripe: e.STRIPE_SECRET_KEY ? { secretKey: e.STRIPE_SECRET_KEY, webhookSecret: e.STRIPE_WEBHOOK_SECRET, apiBase: e.STRIPE_API_BASE } : undefined,
     },
   };
   return Object.freeze(config);

@@ -15,6 +15,8 @@ import { registerRest } from './rest.ts';
 import { registerPages } from '../web/pages.ts';
 import { registerOAuthRoutes } from './oauth-routes.ts';
 import { MCP_PATH } from '../mcp/route.ts';
+import type { Payments } from '../payments/payments.ts';
+import { registerStripeWebhook } from '../payments/stripe-webhook.ts';
 
 export interface AppDeps {
   config: Config;
@@ -27,6 +29,8 @@ export interface AppDeps {
   accounts: Accounts;
   /** The makers' commands (MCP maker tools and maker pages). */
   maker: MakerCatalog;
+  /** The premium plan's checkout: the pay page and Stripe's webhook. */
+  payments: Payments;
   /** The process logger; request logs carry request ids. Omitted: no request logging. */
   logger?: Logger;
 }
@@ -68,6 +72,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     mcpPath: MCP_PATH,
   });
   await registerOperations(app, deps);
+  await registerStripeWebhook(app, deps.payments);
   await registerPages(app, deps);
   return app;
 }

@@ -30,7 +30,11 @@ export interface OAuthRouteDeps {
 }
 
 export const PROTECTED_RESOURCE_PATH = '/.well-known/oauth-protected-resource';
-const TOKEN_BODY_LIMIT = 64 * 1024;
+/**
+ * The most a token request body may hold: the library reads at most 56 KiB and answers a longer
+ * body with "failed to parse the request body"; refusing it here first says what is wrong.
+ */
+export const TOKEN_BODY_LIMIT = 56 * 1024;
 
 /** Where clients find this resource's metadata: named in every WWW-Authenticate challenge. */
 export function resourceMetadataUrl(publicUrl: string, mcpPath: string): string {

@@ -72,17 +72,32 @@ export function registerAccountPages(scope: FastifyInstance, deps: AccountPagesD
       );
     }
     const link = await createSignInLink(pool, deps.publicUrl, parsed.email, returnTo);
-    await deps.mailer.send({
-      to: parsed.email,
-      subject: 'Your sign-in link for the product directory',
-      text: [
-        'Open this link to sign in to the product directory:',
-        '',
-        link,
-        '',
-        'It works once, within 15 minutes. If you did not ask for it, ignore this message: nobody can sign in without the link.',
-      ].join('\n'),
-    });
+    try {
+      await deps.mailer.send({
+        to: parsed.email,
+        subject: 'Your sign-in link for the product directory',
+        text: [
+          'Open this link to sign in to the product directory:',
+          '',
+          link,
+          '',
+          'It works once, within 15 minutes. If you did not ask for it, ignore this message: nobody can sign in without the link.',
+        ].join('\n'),
+      });
+    } catch (err) {
+      // The mail server refused or could not be reached: the maker is told, with the form kept.
+      request.log.error({ err }, 'sign-in e-mail could not be sent');
+      return sendPrivatePage(
+        reply,
+        <SignInPage
+          csrfToken={csrfToken(request, reply)}
+          returnTo={returnTo}
+          email={parsed.email}
+          formError="The sign-in e-mail could not be sent just now: the mail service did not take it. Try again in a few minutes."
+        />,
+        { status: 503 },
+      );
+    }
     return sendPrivatePage(reply, <LinkSentPage email={parsed.email} />);
   });
 

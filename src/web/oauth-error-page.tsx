@@ -1,4 +1,4 @@
-import type { ErrorPage } from '../auth/authorization-server.ts';
+import type { ErrorPage, OAuthErrorForPage } from '../auth/authorization-server.ts';
 import { AccountErrorPage } from './account-pages.tsx';
 import { contentSecurityPolicy } from './csp.ts';
 import { renderPage } from './render.ts';
@@ -15,8 +15,9 @@ const EXPLANATIONS: Record<string, string> = {
 
 export function oauthErrorPageFor(publicUrl: string) {
   const csp = contentSecurityPolicy({ publicUrl });
-  return (error: { error: string; description: string | undefined }): ErrorPage => {
-    const message = [EXPLANATIONS[error.error] ?? 'The app sent a request this directory cannot accept.', error.description ? `(${error.description})` : '']
+  return (error: OAuthErrorForPage): ErrorPage => {
+    const why = error.detail ?? (error.description ? `(${error.description})` : '');
+    const message = [EXPLANATIONS[error.error] ?? 'The app sent a request this directory cannot accept.', why]
       .filter(Boolean)
       .join(' ');
     const html = renderPage(<AccountErrorPage title="This app cannot connect" message={message} session={null} next={{ href: '/', label: 'Go to the directory' }} />);

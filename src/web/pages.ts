@@ -12,9 +12,10 @@ import { registerMakerListingPages } from './maker-listing-routes.tsx';
 import { registerMakerSession } from './maker-session.ts';
 import { sendPageError } from './page-errors.tsx';
 import { registerPageSecurity } from './page-security.ts';
+import { registerPaymentPages, type PaymentPagesDeps } from './payment-routes.tsx';
 import { registerStylesheet } from './stylesheet.ts';
 
-export interface PagesDeps {
+export interface PagesDeps extends PaymentPagesDeps {
   read: ReadService;
   rateLimits: RateLimits;
   config: { cache: { maxAgeSeconds: number }; publicUrl: string };
@@ -58,6 +59,7 @@ export async function registerPages(app: FastifyInstance, deps: PagesDeps): Prom
           signInLimits: { perIp: deps.accounts.limits.signInPerIp, perAddress: deps.accounts.limits.signInPerAddress },
         });
         registerMakerListingPages(maker, { maker: deps.maker, secureCookies });
+        registerPaymentPages(maker, deps);
       });
     });
   });

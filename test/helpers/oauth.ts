@@ -174,12 +174,9 @@ export async function makerToken(stack: TestStack, email: string, scope = 'listi
     body: JSON.stringify({ client_name: 'Maker test app', redirect_uris: [MAKER_CALLBACK], grant_types: ['authorization_code', 'refresh_token'], token_endpoint_auth_method: 'none' }),
   });
   const { client_id } = (await registered.json()) as { client_id: string };
-  const verifier = randomBytes(32).toString('base64url');
-  const url = new URL(`${stack.baseUrl}/oauth/authorize`);
-  for (const [k, v] of Object.entries({ client_id, response_type: 'code', redirect_uri: MAKER_CALLBACK, scope, state: 'x', code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256' })) {
-    url.searchParams.set(k, v);
-  }
-  const back = await decideConsent(signedIn, url.href, 'approve');
+  const { verifier, challenge } = pkcePair();
+  const url = authorizationRequest(stack.baseUrl, { client_id, response_type: 'code', redirect_uri: MAKER_CALLBACK, scope, state: 'x', code_challenge: challenge, code_challenge_method: 'S256' });
+  const back = await decideConsent(signedIn, url, 'approve');
   const code = back.searchParams.get('code');
   if (!code) throw new Error(`no code: ${back.href}`);
   const res = await fetch(`${stack.baseUrl}/oauth/token`, {
@@ -190,4 +187,49 @@ export async function makerToken(stack: TestStack, email: string, scope = 'listi
   const tokens = (await res.json()) as { access_token?: string; refresh_token?: string };
   if (!tokens.access_token) throw new Error(`no token: ${JSON.stringify(tokens)}`);
   return { accessToken: tokens.access_token, refreshToken: tokens.refresh_token, browser: signedIn };
+}
+
+/** A PKCE verifier and its S256 challenge. */
+export function pkcePair(): { verifier: string; challenge: string } {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+}
+
+/** An authorization request URL on the service; undefined parameters are left out. */
+export function authorizationRequest(baseUrl: string, params: Record<string, string | undefined>): string {
+  const url = new URL(`${baseUrl}/oauth/authorize`);
+  for (const [k, v] of Object.entries(params)) if (v !== undefined) url.searchParams.set(k, v);
+  return url.href;
+}
+
+/** A form POST to the token endpoint (or another OAuth endpoint), answered as JSON. */
+export async function oauthPost(
+  baseUrl: string,
+  params: Record<string, string>,
+  opts: { path?: string; headers?: Record<string, string> } = {},
+): Promise<{ status: number; headers: Headers; body: Record<string, string> }> {
+  const res = await fetch(`${baseUrl}${opts.path ?? '/oauth/token'}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...opts.headers },
+    body: new URLSearchParams(params),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? (JSON.parse(text) as Record<string, string>) : {} };
+}
+
+/** Dynamic client registration of a public client; returns the client id. */
+export async function registerPublicClient(baseUrl: string, metadata: Record<string, unknown>): Promise<string> {
+  const res = await fetch(`${baseUrl}/oauth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none', ...metadata }),
+  });
+  const body = (await res.json()) as { client_id?: string };
+  if (res.status !== 201 || !body.client_id) throw new Error(`registration answered ${res.status}: ${JSON.stringify(body)}`);
+  return body.client_id;
+}
+
+/** The claims of a JWT, read without checking it. */
+export function jwtClaims(token: string): Record<string, unknown> {
+  return JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as Record<string, unknown>;
 }

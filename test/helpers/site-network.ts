@@ -66,16 +66,16 @@ export interface SelfSignedCert {
   cert: string;
 }
 
-/** A throwaway certificate for `site.test` and 127.0.0.1, made with the openssl CLI. */
-export async function makeSelfSignedCert(): Promise<SelfSignedCert> {
+/** A throwaway certificate for `site.test` (or the names given) and 127.0.0.1, made with the openssl CLI. */
+export async function makeSelfSignedCert(names: readonly string[] = ['site.test']): Promise<SelfSignedCert> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'site-cert-'));
   try {
     const key = path.join(dir, 'key.pem');
     const cert = path.join(dir, 'cert.pem');
     await promisify(execFile)('openssl', [
       'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-      '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=site.test',
-      '-addext', 'subjectAltName=DNS:site.test,IP:127.0.0.1',
+      '-keyout', key, '-out', cert, '-days', '1', '-subj', `/CN=${names[0]}`,
+      '-addext', `subjectAltName=${names.map((n) => `DNS:${n}`).join(',')},IP:127.0.0.1`,
     ]);
     return { key: await readFile(key, 'utf8'), cert: await readFile(cert, 'utf8') };
   } finally {

@@ -39,6 +39,8 @@ export async function startTestStack(
     /** Listen on a port chosen beforehand and make PUBLIC_URL name it (OAuth needs the real address). */
     realPublicUrl?: boolean;
     fetchOptions?: StartOptions['fetchOptions'];
+    /** The service's logger; silent unless given. */
+    logger?: StartOptions['logger'];
   } = {},
 ): Promise<TestStack> {
   const db = await createTestDatabase();
@@ -62,7 +64,7 @@ export async function startTestStack(
     projector: true,
     demo: false,
     listen: opts.listen !== false,
-    logger: pino({ level: 'silent' }),
+    logger: opts.logger ?? pino({ level: 'silent' }),
     onMail: (message) => mails.push(message),
     ...(opts.fetchOptions && { fetchOptions: opts.fetchOptions }),
   });

@@ -12,8 +12,8 @@ import { freePort, startTestStack, type TestStack } from '../helpers/stack.ts';
 
 /**
  * The official MCP SDK client's own OAuth flow against the service, end to end: 401 →
- * discovery → registration (dynamic, and by Client ID Metadata Document) → consent in a
- * signed-in maker's browser → token → tool calls; then refresh rotation, Disconnect seen by a
+ * discovery → dynamic registration → consent in a signed-in maker's browser → token → tool
+ * calls (registration by Client ID Metadata Document: oauth-cimd.test.ts); then refresh rotation, Disconnect seen by a
  * second API process, and tokens the resource server must refuse.
  */
 let stack: TestStack;
