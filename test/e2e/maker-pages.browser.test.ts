@@ -175,9 +175,13 @@ describeInBrowser('the maker pages in a browser', (browser) => {
     expect(await page.locator('#payment').innerText()).toContain('Nothing is charged until you pay.');
     await screenshot(page, 'maker-premium-payment-link');
 
-    // Once paid (the payment side moves the plan), the premium profile is on the edit page.
-    await stack.db.pool.query("UPDATE catalog.listings SET plan = 'premium' WHERE slug = $1", [new URL(editUrl).pathname.split('/').pop()]);
-    await page.goto(editUrl);
+    // Paid (the built-in checkout: no money moves), the premium profile is on the edit page.
+    await page.locator('#payment').getByRole('link', { name: 'Pay 29.00 USD' }).click();
+    await page.waitForURL(/\/pay\/[0-9a-f-]{36}$/);
+    await page.getByRole('button', { name: 'Confirm (no charge)' }).click();
+    await page.getByRole('link', { name: 'Fill in the premium profile' }).click();
+    await page.waitForURL(editUrl);
+    expect(await page.locator('.listing-facts').innerText()).toContain('Premium');
     await page.getByLabel('Highlights').fill('Fast\nPrivate');
     await page.getByLabel('Question 1').fill('Is it free to try?');
     await page.getByLabel('Answer 1').fill('Yes.');

@@ -243,9 +243,14 @@ describe('the edit page', () => {
 });
 
 describe('the premium profile', () => {
+  /** A live listing submitted on the premium plan and paid through its payment link (the built-in checkout: no money moves). */
   async function premiumListing(browser: MakerBrowser): Promise<string> {
-    const slug = await createListing(browser);
-    await setState(slug, "plan = 'premium'");
+    const slug = await createListing(browser, { plan: 'premium' });
+    const { page } = await openEdit(browser, slug);
+    const pay = new URL(page.attr(page.all('a', page.byId('payment')).find((a) => page.text(a) === 'Pay 29.00 USD')!, 'href')!).pathname;
+    const paid = await fillAndPost(browser, pay, pay);
+    expect(paid.status).toBe(303);
+    expect((await row(slug)).plan).toBe('premium');
     return slug;
   }
 
