@@ -3,6 +3,7 @@ import type { Pool } from '../db/pool.ts';
 import { withTransaction } from '../db/pool.ts';
 import { badgeCheck, badgeMarkup, type BadgeCheck } from '../sites/inspect-site.ts';
 import type { SiteFetcher } from '../sites/safe-fetch.ts';
+import { DIRECTORY_NAME } from './directory-name.ts';
 import { getMakerListing, type ListingUrls, type MakerListing } from './maker-listings.ts';
 
 /**
@@ -35,9 +36,10 @@ export interface BadgeDeps {
   now?: () => Date;
 }
 
-function markupFor(urls: ListingUrls, listing: MakerListing): { markup: string; badgeImageUrl: string } {
+/** The badge markup for one listing, and the image it shows. */
+export function markupFor(urls: ListingUrls, listing: MakerListing): { markup: string; badgeImageUrl: string } {
   const image = badgeImageUrl(urls.publicUrl, listing.slug);
-  return { markup: badgeMarkup({ listingUrl: listing.url, badgeImageUrl: image, name: listing.name }), badgeImageUrl: image };
+  return { markup: badgeMarkup({ listingUrl: listing.url, badgeImageUrl: image, name: DIRECTORY_NAME }), badgeImageUrl: image };
 }
 
 /** Looks now for the badge on the site of one of the maker's free listings. Records nothing. */

@@ -160,3 +160,21 @@ export function decideUpgrade(state: ListingState): UpgradeDecision {
 export function websiteFollowed(plan: Plan, badgeVerified: boolean): boolean {
   return plan === 'premium' || badgeVerified;
 }
+
+// ---------------------------------------------------------------------------------------------
+// The premium profile (highlights, ideal for, FAQ, promo)
+
+/** Only a premium listing has a profile; editing it follows the rules of any other edit. */
+export function decidePremiumProfileEdit(state: ListingState): EditDecision {
+  if (state.plan !== 'premium') return { allowed: false, message: 'Only a listing on the premium plan has a premium profile.' };
+  return decideMakerEdit(state);
+}
+
+/**
+ * A promo's last valid day (yyyy-mm-dd, as the Promo shows it) may not be already past: the
+ * promo would never show. Days are UTC days, as the projection counts them.
+ */
+export function promoExpiryProblem(expiresAt: string, now: Date): string | undefined {
+  const today = now.toISOString().slice(0, 10);
+  return expiresAt < today ? `must be today (${today}, UTC) or later: a promo past its last day is never shown` : undefined;
+}

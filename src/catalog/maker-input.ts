@@ -33,15 +33,27 @@ export const MAKER_LIMITS = {
 
 const MARKUP = /<\/?[a-z!][^>]*>|<\?|&#|javascript:/i;
 
+/** Whether a plain-text value carries markup: a tag, a processing instruction, a character reference or a javascript: URL. */
+export function hasMarkup(value: string): boolean {
+  return MARKUP.test(value);
+}
+
+/** Whether a text carries control characters other than the usual whitespace (tab, line feed, carriage return). */
+export function hasControlCharacters(value: string): boolean {
+  return [...value].some((c) => {
+    const n = c.charCodeAt(0);
+    return (n < 32 && n !== 9 && n !== 10 && n !== 13) || n === 127;
+  });
+}
+
 const plainText = (label: string, max: number) =>
   z
     .string({ error: `${label} must be text` })
     .trim()
     .min(1, { error: `${label} must not be empty` })
     .max(max, { error: `${label} must be at most ${max} characters` })
-    .refine((v) => !MARKUP.test(v), { error: `${label} must be plain text, without HTML or scripts` })
-    // control characters other than the usual whitespace have no place in a one-line text
-    .refine((v) => ![...v].some((c) => { const n = c.charCodeAt(0); return (n < 32 && n !== 9 && n !== 10 && n !== 13) || n === 127; }), { error: `${label} must not contain control characters` });
+    .refine((v) => !hasMarkup(v), { error: `${label} must be plain text, without HTML or scripts` })
+    .refine((v) => !hasControlCharacters(v), { error: `${label} must not contain control characters` });
 
 const markdown = new Marked({ gfm: true, breaks: false, async: false });
 

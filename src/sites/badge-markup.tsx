@@ -17,7 +17,7 @@ export interface BadgeMarkupInput {
   listingUrl: string;
   /** The badge image, e.g. PUBLIC_URL/badge/SLUG.svg. */
   badgeImageUrl: string;
-  /** The directory's name, read by screen readers as "Featured on NAME". */
+  /** The directory's name, read by screen readers as "Listed on NAME", as the badge image says. */
   name: string;
 }
 
@@ -30,7 +30,7 @@ function requireHttp(value: string, what: string): string {
 export function badgeMarkup({ listingUrl, badgeImageUrl, name }: BadgeMarkupInput): string {
   return renderToString(
     <a href={requireHttp(listingUrl, 'listingUrl')}>
-      <img src={requireHttp(badgeImageUrl, 'badgeImageUrl')} alt={`Featured on ${name}`} width={BADGE_SIZE.width} height={BADGE_SIZE.height} />
+      <img src={requireHttp(badgeImageUrl, 'badgeImageUrl')} alt={`Listed on ${name}`} width={BADGE_SIZE.width} height={BADGE_SIZE.height} />
     </a>,
   );
 }

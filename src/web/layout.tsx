@@ -1,9 +1,10 @@
 import type { ComponentChildren } from 'preact';
+import { DIRECTORY_NAME } from '../catalog/directory-name.ts';
 import { Button, Form } from './components/forms.tsx';
 import { Notice, type NoticeMessage } from './components/notice.tsx';
 import { siteStylesheet } from './stylesheet.ts';
 
-export const SITE_NAME = 'Product directory';
+export const SITE_NAME = DIRECTORY_NAME;
 
 /** The signed-in maker as the page header needs it. */
 export interface Session {

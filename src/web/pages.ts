@@ -7,7 +7,9 @@ import { addRateLimitHook } from '../http/rate-limit-hook.ts';
 import type { ReadService } from '../read/read-service.ts';
 import { registerAccountPages } from './account-routes.tsx';
 import { registerAdminPages } from './admin-routes.tsx';
+import { registerBadgeImage } from './badge-image.tsx';
 import { registerDirectoryPages } from './directory-routes.tsx';
+import { registerMakerListingPages } from './maker-listing-routes.tsx';
 import { registerMakerSession } from './maker-session.ts';
 import { sendPageError } from './page-errors.tsx';
 import { registerPageSecurity } from './page-security.ts';
@@ -20,6 +22,7 @@ export interface PagesDeps extends PaymentPagesDeps {
   config: { cache: { maxAgeSeconds: number }; publicUrl: string };
   pool: Pool;
   accounts: Accounts;
+  /** The makers' commands, for the dashboard, submission, claim, edit and admin pages. */
   maker: MakerCatalog;
 }
 
@@ -38,6 +41,8 @@ export async function registerPages(app: FastifyInstance, deps: PagesDeps): Prom
   await app.register(async (web) => {
     await registerPageSecurity(web, { publicUrl: deps.config.publicUrl });
     registerStylesheet(web);
+    // The badge image makers' sites show: public, cached, and (like the stylesheet) not counted.
+    registerBadgeImage(web);
     await web.register(async (pages) => {
       addRateLimitHook(pages, deps.rateLimits);
       registerDirectoryPages(pages, deps);
@@ -54,6 +59,7 @@ export async function registerPages(app: FastifyInstance, deps: PagesDeps): Prom
           secureCookies,
           signInLimits: { perIp: deps.accounts.limits.signInPerIp, perAddress: deps.accounts.limits.signInPerAddress },
         });
+        registerMakerListingPages(maker, { maker: deps.maker, secureCookies });
         registerPaymentPages(maker, deps);
         await registerAdminPages(maker, { pool: deps.pool, urls: deps.maker.urls, mailer: deps.accounts.mailer, ...(deps.maker.now && { now: deps.maker.now }) });
       });

@@ -13,7 +13,7 @@ describe('badge markup', () => {
         name: 'Directory',
       }),
     ).toBe(
-      `<a href="https://directory.example/products/pixel-forge"><img src="https://directory.example/badge/pixel-forge.svg" alt="Featured on Directory" width="${BADGE_SIZE.width}" height="${BADGE_SIZE.height}"/></a>`,
+      `<a href="https://directory.example/products/pixel-forge"><img src="https://directory.example/badge/pixel-forge.svg" alt="Listed on Directory" width="${BADGE_SIZE.width}" height="${BADGE_SIZE.height}"/></a>`,
     );
   });
 
@@ -31,7 +31,7 @@ describe('badge markup', () => {
     const [a, img] = elements;
     expect(getAttributeValue(a!, 'href')).toBe(listingUrl);
     expect(getAttributeValue(img!, 'src')).toBe(badgeImageUrl);
-    expect(getAttributeValue(img!, 'alt')).toBe(`Featured on ${name}`);
+    expect(getAttributeValue(img!, 'alt')).toBe(`Listed on ${name}`);
     expect(Object.keys(a!.attribs)).toEqual(['href']);
   });
 

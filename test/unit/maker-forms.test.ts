@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { parseListingForm, parseProfileForm, parseSubmissionForm, profileValuesFrom, submissionValuesFrom } from '../../src/web/maker-forms.ts';
+
+const categories = [{ slug: 'design', name: 'Design' }];
+
+describe('the submission form', () => {
+  const base = { website: 'https://example.com', name: 'N', punchline: 'P', description: 'D', category: 'design' };
+
+  it('reads tags separated by commas or lines, and leaves empty optional fields out', () => {
+    const parsed = parseSubmissionForm(submissionValuesFrom({ ...base, tags: ' AI, note taking\n\n,x ', social: '', pricing_model: '' }), categories);
+    expect(parsed).toEqual({ ok: true, value: { website: 'https://example.com/', name: 'N', punchline: 'P', description: 'D', category: 'design', tags: ['ai', 'note-taking', 'x'], plan: 'free' } });
+  });
+
+  it('asks for what the automatic check needs, in the order of the form', () => {
+    const parsed = parseSubmissionForm(submissionValuesFrom({ tags: 'ok' }), categories);
+    expect(parsed.ok).toBe(false);
+    expect(parsed.ok ? [] : Object.keys(parsed.errors)).toEqual(['website', 'name', 'punchline', 'description', 'category']);
+  });
+
+  it('takes the first value of a field sent twice', () => {
+    expect(submissionValuesFrom({ name: ['first', 'second'] }).name).toBe('first');
+  });
+});
+
+describe('the edit form', () => {
+  it('removes an emptied social handle and leaves an empty pricing model as it is', () => {
+    const parsed = parseListingForm({ name: 'N', punchline: 'P', description: 'D', category: 'design', pricing_model: '', social: ' ' }, categories);
+    expect(parsed).toEqual({ ok: true, value: { name: 'N', punchline: 'P', description: 'D', category: 'design', social: null } });
+  });
+});
+
+describe('the premium profile form', () => {
+  it('reads lines, skips empty question rows and an empty promo', () => {
+    const values = profileValuesFrom({ highlights: 'a\r\n\r\n b \rc', ideal_for: '', faq_question: ['', 'Q?'], faq_answer: ['', 'A.'], promo_code: '', promo_discount: '', promo_url: '', promo_expires_at: '' });
+    expect(parseProfileForm(values)).toEqual({ ok: true, value: { highlights: ['a', 'b', 'c'], idealFor: [], faq: [{ question: 'Q?', answer: 'A.' }], promo: null } });
+  });
+
+  it('puts a question row error next to the row of the form it came from', () => {
+    const values = profileValuesFrom({ faq_question: ['', '', 'Lonely?'], faq_answer: ['', '', ''] });
+    expect(parseProfileForm(values)).toEqual({ ok: false, errors: { 'faq_answer-2': 'Answer 3 must not be empty' } });
+  });
+
+  it('reads no more rows than the limit and a few, so a flood of rows is reported, not stored', () => {
+    const many = Array.from({ length: 500 }, (_, i) => `Q${i}`);
+    const values = profileValuesFrom({ faq_question: many, faq_answer: many });
+    expect(values.faq).toHaveLength(33);
+    expect(parseProfileForm(values)).toEqual({ ok: false, errors: { faq: 'FAQ must have at most 30 questions' } });
+  });
+});
