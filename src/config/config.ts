@@ -14,6 +14,9 @@ const postgresUrl = z
 
 const redisUrl = z.string().regex(/^rediss?:\/\//, { error: 'must be a redis:// or rediss:// URL' });
 
+/** Currencies Stripe counts in whole units (no cents). */
+const ZERO_DECIMAL_CURRENCIES = new Set(['bif', 'clp', 'djf', 'gnf', 'jpy', 'kmf', 'krw', 'mga', 'pyg', 'rwf', 'ugx', 'vnd', 'vuv', 'xaf', 'xof', 'xpf']);
+
 const smtpUrl = z.string().regex(/^smtps?:\/\/[^\s]+$/, { error: 'must be an smtp:// or smtps:// URL, e.g. smtp://user:password@mail.example.com:587' });
 
 const flag = () =>
@@ -95,11 +98,18 @@ export const envSchema = z.object({
     .default('29.00 USD')
     .transform((v, ctx) => {
       const m = /^\s*(\d{1,7})(?:\.(\d{1,2}))?\s*([A-Za-z]{3})\s*$/.exec(v);
-      if (!m || Number(m[1]) * 100 + Number((m[2] ?? '0').padEnd(2, '0')) === 0) {
+      const amountCents = m ? Number(m[1]) * 100 + Number((m[2] ?? '0').padEnd(2, '0')) : 0;
+      if (!m || amountCents === 0) {
         ctx.addIssue({ code: 'custom', message: 'must be an amount and a currency code, e.g. "29.00 USD"' });
         return z.NEVER;
       }
-      return { amountCents: Number(m[1]) * 100 + Number((m[2] ?? '0').padEnd(2, '0')), currency: m[3]!.toLowerCase() };
+      const currency = m[3]!.toLowerCase();
+      // Prices are kept in hundredths; a currency without minor units would be charged 100 times over.
+      if (ZERO_DECIMAL_CURRENCIES.has(currency)) {
+        ctx.addIssue({ code: 'custom', message: `${currency.toUpperCase()} has no minor unit; use a currency with cents, e.g. "29.00 USD" or "25.00 EUR"` });
+        return z.NEVER;
+      }
+      return { amountCents, currency };
     }),
   SITE_BLOCKLIST: z
     .string()

@@ -53,6 +53,15 @@ describe('configuration from the environment', () => {
     ['LOG_LEVEL', 'loud', 'LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent'],
     ['MCP_ALLOWED_ORIGINS', 'not-an-origin', 'MCP_ALLOWED_ORIGINS: must be a comma-separated list of origins'],
     ['MCP_ALLOWED_ORIGINS', 'https://a.example/path', 'MCP_ALLOWED_ORIGINS: must be a comma-separated list of origins'],
+    ['SMTP_URL', 'mail.example.com', 'SMTP_URL: must be an smtp:// or smtps:// URL'],
+    ['FETCH_ALLOW_LOOPBACK', 'maybe', 'FETCH_ALLOW_LOOPBACK: must be true or false'],
+    ['OAUTH_CLIENT_IDLE_DAYS', '0', 'OAUTH_CLIENT_IDLE_DAYS: must be at least 1'],
+    ['DRAFT_CAP_PER_DAY', '0', 'DRAFT_CAP_PER_DAY: must be at least 1'],
+    ['PREMIUM_PRICE', '29', 'PREMIUM_PRICE: must be an amount and a currency code'],
+    ['PREMIUM_PRICE', '0.00 USD', 'PREMIUM_PRICE: must be an amount and a currency code'],
+    ['PREMIUM_PRICE', '2900 JPY', 'PREMIUM_PRICE: JPY has no minor unit'],
+    ['SITE_BLOCKLIST', 'ok.example, not a host', 'SITE_BLOCKLIST: must be a comma-separated list of host names'],
+    ['STRIPE_SECRET_KEY', 'pk_test_abc', 'STRIPE_SECRET_KEY: must be a Stripe secret key'],
   ])('rejects %s=%s with a line naming the variable', (name, value, message) => {
     let error: unknown;
     try {
@@ -63,6 +72,13 @@ describe('configuration from the environment', () => {
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as Error).message).toContain(message);
     expect((error as Error).message.split('\n')).toHaveLength(1);
+  });
+
+  it('reads the write side\'s settings', () => {
+    const c = loadConfig({ PREMIUM_PRICE: '12.5 eur', SITE_BLOCKLIST: 'www.Spam.example, junk.example', DRAFT_CAP_PER_DAY: '3' });
+    expect(c.payments.premiumPrice).toEqual({ amountCents: 1250, currency: 'eur' });
+    expect(c.makers).toEqual({ draftCapPerDay: 3, blocklist: ['spam.example', 'junk.example'] });
+    expect(loadConfig({}).payments).toMatchObject({ premiumPrice: { amountCents: 2900, currency: 'usd' }, stripe: undefined });
   });
 
   it('reports every bad variable, one line each', () => {
