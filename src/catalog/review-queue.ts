@@ -1,7 +1,7 @@
 import type { Pool, PoolClient } from '../db/pool.ts';
 import type { CheckReason, HiddenReason, ListingStatus, Plan } from './listing-rules.ts';
 import { LISTING_PAGES, type ListingUrls } from './maker-listings.ts';
-import type { ReviewState } from './review-rules.ts';
+import { reviewStateOf, type ReviewState } from './review-rules.ts';
 
 /**
  * What admins read: the review queue (pending listings, oldest request first, with what the
@@ -174,15 +174,7 @@ function toItem(row: Row, sameWebsite: SameWebsite[], urls: ListingUrls): Review
     feedback: row.review_feedback,
     url: `${urls.siteUrl}/products/${row.slug}`,
     editUrl: `${urls.publicUrl}${LISTING_PAGES.edit(row.slug)}`,
-    state: {
-      status: row.status,
-      hiddenReason: row.hidden_reason,
-      featured: row.featured,
-      listedAt: row.listed_at,
-      name: row.name,
-      punchline: row.punchline,
-      statusBeforeHide: row.status_before_hide,
-    },
+    state: reviewStateOf(row),
   };
 }
 

@@ -77,6 +77,27 @@ export interface ReviewState {
   readonly statusBeforeHide: ListingStatus | null;
 }
 
+/** A listing row's review state, as the queue and the decision command read it. */
+export function reviewStateOf(row: {
+  status: ListingStatus;
+  hidden_reason: HiddenReason | null;
+  featured: boolean;
+  listed_at: Date | null;
+  name: string;
+  punchline: string;
+  status_before_hide: ListingStatus | null;
+}): ReviewState {
+  return {
+    status: row.status,
+    hiddenReason: row.hidden_reason,
+    featured: row.featured,
+    listedAt: row.listed_at,
+    name: row.name,
+    punchline: row.punchline,
+    statusBeforeHide: row.status_before_hide,
+  };
+}
+
 export interface ReviewChange {
   readonly action: ReviewAction;
   readonly from: ListingStatus;

@@ -6,7 +6,7 @@ import { withTransaction } from '../db/pool.ts';
 import type { HiddenReason, ListingStatus } from './listing-rules.ts';
 import type { ListingUrls } from './maker-listings.ts';
 import { decisionMail, isMailedDecision } from './review-mails.ts';
-import { decideReview, parseFeedback, type ReviewAction } from './review-rules.ts';
+import { decideReview, parseFeedback, reviewStateOf, type ReviewAction } from './review-rules.ts';
 
 /**
  * An admin's decision about a listing (the review queue, the admin's listing page, and
@@ -88,15 +88,7 @@ export async function decideListing(deps: ReviewDeps, slug: string, request: Dec
     if (!row) throw noSuchListing(slug);
     const decision = decideReview(
       request.action,
-      {
-        status: row.status,
-        hiddenReason: row.hidden_reason,
-        featured: row.featured,
-        listedAt: row.listed_at,
-        name: row.name,
-        punchline: row.punchline,
-        statusBeforeHide: row.status_before_hide,
-      },
+      reviewStateOf(row),
       parsed.feedback,
       now,
     );
