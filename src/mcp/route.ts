@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../http/app.ts';
@@ -113,17 +114,27 @@ function invalidParams(message: unknown): string | undefined {
   return undefined;
 }
 
-/** The caller of this request: its address, and the answer's headers and logs. */
-function callerOf(request: FastifyRequest, reply: FastifyReply): McpCaller {
-  const res = reply.raw;
-  return {
-    ip: request.ip,
-    onRateDecision: (decision: RateDecision) => {
-      if (res.headersSent) return;
-      for (const [name, value] of Object.entries(rateLimitHeaders(decision))) res.setHeader(name, value);
-    },
-    log: request.log,
-  };
+/**
+ * The caller of this request: its address, and the answer's headers and logs. A class, not an
+ * object of closures: one is made for every MCP request.
+ */
+class RequestCaller implements McpCaller {
+  readonly ip: string;
+  readonly log: McpCaller['log'];
+  readonly #res: ServerResponse;
+
+  constructor(request: FastifyRequest, res: ServerResponse) {
+    this.ip = request.ip;
+    this.log = request.log;
+    this.#res = res;
+  }
+
+  onRateDecision(decision: RateDecision): void {
+    const res = this.#res;
+    if (res.headersSent) return;
+    const headers = rateLimitHeaders(decision);
+    for (const name in headers) res.setHeader(name, headers[name]!);
+  }
 }
 
 async function handlePost(request: FastifyRequest, reply: FastifyReply, handling: McpHandling): Promise<void> {
@@ -135,13 +146,29 @@ async function handlePost(request: FastifyRequest, reply: FastifyReply, handling
       .type('application/json')
       .send({ jsonrpc: '2.0', id: typeof id === 'string' || typeof id === 'number' ? id : null, error: { code: -32602, message: `Invalid params: ${problem}.` } });
   }
-  const caller = callerOf(request, reply);
+  const caller = new RequestCaller(request, reply.raw);
   const call = handling.direct.match(request.body, request.raw.rawHeaders, request.headers);
   if (call) {
-    const answer = await handling.direct.answer(call, caller);
-    return void reply.code(200).header('content-type', 'application/json').send(answer);
+    const { head, tail } = await handling.direct.answer(call, caller);
+    handOver(reply);
+    reply.raw.writeHead(200, { 'content-type': 'application/json', 'content-length': head.length + tail.length });
+    reply.raw.write(head);
+    return void reply.raw.end(tail);
   }
   await serveWithSdk(request, reply, caller, handling.pool);
+}
+
+/**
+ * From here the response is written on the raw response (by the transport, or in pieces by the
+ * fast path): the headers the app's hooks set on the reply (request id, nosniff) are carried
+ * over to it first. Fastify's onResponse hooks still run when it finishes.
+ */
+function handOver(reply: FastifyReply): void {
+  const res = reply.raw;
+  for (const [name, value] of Object.entries(reply.getHeaders())) {
+    if (value !== undefined && !res.hasHeader(name)) res.setHeader(name, value);
+  }
+  reply.hijack();
 }
 
 /** The SDK answers: a transport for this request on a server borrowed from the pool. */
@@ -154,12 +181,7 @@ async function serveWithSdk(request: FastifyRequest, reply: FastifyReply, caller
   res.on('close', () => {
     if (!answered) void server.close();
   });
-  // From here the transport writes the response itself; headers the app's hooks set on the
-  // reply (request id, nosniff) are carried over to the raw response first.
-  for (const [name, value] of Object.entries(reply.getHeaders())) {
-    if (value !== undefined && !res.hasHeader(name)) res.setHeader(name, value);
-  }
-  reply.hijack();
+  handOver(reply);
   try {
     await server.connect(transport);
     await runForCaller(caller, () => transport.handleRequest(request.raw, res, request.body));
