@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../http/app.ts';
@@ -116,24 +116,27 @@ function invalidParams(message: unknown): string | undefined {
 
 /**
  * The caller of this request: its address, and the answer's headers and logs. A class, not an
- * object of closures: one is made for every MCP request.
+ * object of closures: one is made for every MCP request. The SDK's transport writes the
+ * response itself, so for it the rate-limit headers go on the response at once; the fast path
+ * writes the response here, all headers in one go, and takes them from `rateHeaders`.
  */
 class RequestCaller implements McpCaller {
   readonly ip: string;
   readonly log: McpCaller['log'];
-  readonly #res: ServerResponse;
+  rateHeaders: Record<string, string> | undefined;
+  readonly #res: ServerResponse | undefined;
 
-  constructor(request: FastifyRequest, res: ServerResponse) {
+  constructor(request: FastifyRequest, writeTo: ServerResponse | undefined) {
     this.ip = request.ip;
     this.log = request.log;
-    this.#res = res;
+    this.#res = writeTo;
   }
 
   onRateDecision(decision: RateDecision): void {
+    this.rateHeaders = rateLimitHeaders(decision);
     const res = this.#res;
-    if (res.headersSent) return;
-    const headers = rateLimitHeaders(decision);
-    for (const name in headers) res.setHeader(name, headers[name]!);
+    if (!res || res.headersSent) return;
+    for (const name in this.rateHeaders) res.setHeader(name, this.rateHeaders[name]!);
   }
 }
 
@@ -146,16 +149,20 @@ async function handlePost(request: FastifyRequest, reply: FastifyReply, handling
       .type('application/json')
       .send({ jsonrpc: '2.0', id: typeof id === 'string' || typeof id === 'number' ? id : null, error: { code: -32602, message: `Invalid params: ${problem}.` } });
   }
-  const caller = new RequestCaller(request, reply.raw);
   const call = handling.direct.match(request.body, request.raw.rawHeaders, request.headers);
-  if (call) {
-    const { head, tail } = await handling.direct.answer(call, caller);
-    handOver(reply);
-    reply.raw.writeHead(200, { 'content-type': 'application/json', 'content-length': head.length + tail.length });
-    reply.raw.write(head);
-    return void reply.raw.end(tail);
-  }
-  await serveWithSdk(request, reply, caller, handling.pool);
+  if (!call) return serveWithSdk(request, reply, new RequestCaller(request, reply.raw), handling.pool);
+  const caller = new RequestCaller(request, undefined);
+  const { head, tail } = await handling.direct.answer(call, caller);
+  // The answer in two pieces, on the raw response: the result is not copied per request.
+  const headers: Record<string, string | number | string[] | undefined> = reply.getHeaders();
+  if (caller.rateHeaders) Object.assign(headers, caller.rateHeaders);
+  headers['content-type'] = 'application/json';
+  headers['content-length'] = head.length + tail.length;
+  reply.hijack();
+  const res = reply.raw;
+  res.writeHead(200, headers as OutgoingHttpHeaders);
+  res.write(head);
+  res.end(tail);
 }
 
 /**
