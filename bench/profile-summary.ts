@@ -6,7 +6,10 @@ import { fileURLToPath } from 'node:url';
  * Where a process spent its time, from a V8 CPU profile (`node --cpu-prof`): self time per
  * function and per source (a package under node_modules, a file of ours, or node itself).
  *
- *   node bin/run-ts.js bench/profile-summary.ts FILE.cpuprofile [--top N]
+ *   node bin/run-ts.js bench/profile-summary.ts FILE.cpuprofile [--top N] [--requests N]
+ *
+ * With --requests (how many requests the process served while profiled), also the time per
+ * request of each family of work (familyCosts).
  */
 interface ProfileNode {
   id: number;
@@ -107,6 +110,95 @@ export function summarizeProfile(profile: CpuProfile, top = 25): ProfileSummary 
   };
 }
 
+/**
+ * Where each request's time went, by family of work, when the profile covers one kind of
+ * request (a run with one scenario on the process): every sample goes to the innermost frame
+ * on its stack that belongs to a family, so the families add up to the busy time. The hooks
+ * and header families are our code together with the library code and Fastify header calls
+ * they make; what no family claims is Fastify's and Node's own request handling.
+ */
+const FAMILIES: Array<[family: string, frame: RegExp]> = [
+  ['kernel: socket write (writev)', /^writev (native|node:)/],
+  ['garbage collection', /^\(garbage collector\)/],
+  ['Node: response header serialization (writeHead)', /^(writeHead|_storeHeader) node:_http/],
+  ['Fastify: sending the body (Reply.send)', /^(Reply\.send|onSendEnd|writePayload) fastify/],
+  ['request id (genReqId)', /^requestIdFor /],
+  ['request logger (child per request)', /^createChildLogger fastify/],
+  ['metrics (prom-client)', /prom-client|^observeRequest /],
+  ['CORS (@fastify/cors)', /@fastify\/cors/],
+  ['rate limit (hook, limiter, headers)', /rate-limit-hook\.ts|src\/http\/rate-limit\.ts|rate-limiter-flexible|^spendBudget |^onRateDecision /],
+  ['request id + nosniff headers, onResponse (infrastructure.ts)', /src\/http\/infrastructure\.ts/],
+  ['ETag, Cache-Control, If-None-Match (caching.ts)', /src\/http\/caching\.ts/],
+  ['parameter validation (params.ts, zod)', /src\/read\/params\.ts|zod/],
+  ['read service (cache, mirror)', /src\/read\/|lru-cache/],
+  ['MCP: JSON body parsing', /secure-json-parse|^defaultJsonParser /],
+  ['MCP: SDK server and transport', /@modelcontextprotocol|@hono/],
+  ['MCP: route and fast path (src/mcp)', /src\/mcp\//],
+  ['REST handlers (rest.ts)', /src\/http\/rest\.ts/],
+  ['routing (find-my-way)', /find-my-way/],
+  ['Node: HTTP request parsing', /^(parserOnHeadersComplete|parserOnIncoming) /],
+];
+
+export interface FamilyCosts {
+  requests: number;
+  busyMicrosPerRequest: number;
+  families: Array<{ family: string; microsPerRequest: number }>;
+}
+
+export function familyCosts(profile: CpuProfile, requests: number): FamilyCosts {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const frameKey = (id: number) => {
+    const { functionName, url } = byId.get(id)!.callFrame;
+    return `${functionName || '(anonymous)'} ${url ? sourceOf(url) === 'node internals' ? url : url.includes('node_modules/') ? url.slice(url.lastIndexOf('node_modules/') + 13) : sourceOf(url) : 'native'}`;
+  };
+  const familyOf = new Map<number, string>();
+  const classify = (leaf: number): string => {
+    const known = familyOf.get(leaf);
+    if (known) return known;
+    let found: string | undefined;
+    let source: string | undefined;
+    for (let cur: number | undefined = leaf; cur !== undefined && !found; cur = parent.get(cur)) {
+      const key = frameKey(cur);
+      const url = byId.get(cur)!.callFrame.url;
+      if (source === undefined && url) source = sourceOf(url);
+      for (const [family, frame] of FAMILIES) {
+        if (frame.test(key)) {
+          found = family;
+          break;
+        }
+      }
+    }
+    const family = found ?? `other: ${source ?? '(native / V8)'}`;
+    familyOf.set(leaf, family);
+    return family;
+  };
+  const totals = new Map<string, number>();
+  let busy = 0;
+  for (let i = 0; i < profile.samples.length; i++) {
+    const id = profile.samples[i]!;
+    if (byId.get(id)!.callFrame.functionName === '(idle)') continue;
+    const us = profile.timeDeltas[i] ?? 0;
+    busy += us;
+    const family = classify(id);
+    totals.set(family, (totals.get(family) ?? 0) + us);
+  }
+  return {
+    requests,
+    busyMicrosPerRequest: busy / requests,
+    families: [...totals]
+      .map(([family, us]) => ({ family, microsPerRequest: us / requests }))
+      .sort((a, b) => b.microsPerRequest - a.microsPerRequest),
+  };
+}
+
+export function formatFamilyCosts(c: FamilyCosts, min = 0.05): string {
+  const lines = [`  per request (${Math.round(c.requests).toLocaleString('en-US')} requests, ${c.busyMicrosPerRequest.toFixed(1)} µs of profiled time each):`];
+  for (const f of c.families) if (f.microsPerRequest >= min) lines.push(`    ${f.microsPerRequest.toFixed(2).padStart(7)} µs  ${f.family}`);
+  return lines.join('\n');
+}
+
 export function formatProfileSummary(title: string, s: ProfileSummary): string {
   const lines = [`${title}: ${(s.totalMs / 1000).toFixed(1)} s profiled, ${((s.totalMs - s.idleMs) / 1000).toFixed(1)} s busy`, '  self time by source (share of busy time):'];
   for (const x of s.sources) lines.push(`    ${(x.share * 100).toFixed(1).padStart(5)} %  ${x.source}`);
@@ -124,11 +216,14 @@ export async function readProfile(file: string): Promise<CpuProfile> {
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
   const args = process.argv.slice(2);
   const topAt = args.indexOf('--top');
-  const file = args.find((a, i) => !a.startsWith('--') && (topAt < 0 || i !== topAt + 1));
+  const requestsAt = args.indexOf('--requests');
+  const file = args.find((a, i) => !a.startsWith('--') && (topAt < 0 || i !== topAt + 1) && (requestsAt < 0 || i !== requestsAt + 1));
   const top = topAt >= 0 ? Number(args[topAt + 1]) : 25;
   if (!file) {
-    console.error('usage: profile-summary.ts FILE.cpuprofile [--top N]');
+    console.error('usage: profile-summary.ts FILE.cpuprofile [--top N] [--requests N]');
     process.exit(2);
   }
-  console.log(formatProfileSummary(path.basename(file), summarizeProfile(await readProfile(file), top)));
+  const profile = await readProfile(file);
+  console.log(formatProfileSummary(path.basename(file), summarizeProfile(profile, top)));
+  if (requestsAt >= 0) console.log(formatFamilyCosts(familyCosts(profile, Number(args[requestsAt + 1]))));
 }

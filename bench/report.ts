@@ -105,6 +105,15 @@ export function checkTargets(report: Omit<RunReport, 'targets'>): TargetCheck[] 
   if (product?.ratio !== undefined) {
     checks.push({ name: '/products/{slug} vs hello-world baseline', goal: '≥ 70 % of its req/s', measured: `${pct(product.ratio)}${cpuNote(product, 'hello')}`, met: product.ratio >= 0.7 });
   }
+  for (const row of rows.filter((r) => r.kind === 'mcp' && r.ratio !== undefined)) {
+    const baseline = row.baseline === 'hello' ? 'hello-world' : 'precomputed-body';
+    checks.push({
+      name: `${row.title} vs ${baseline} baseline`,
+      goal: `≥ 25 % of its req/s, p50 ≤ 1 ms at -c ${report.settings.connections}`,
+      measured: `${pct(row.ratio)}, p50 ${ms(row.p50)} ms${cpuNote(row, row.baseline!)}`,
+      met: row.ratio! >= 0.25 && row.p50 <= 1,
+    });
+  }
   const uncached = rows.filter((r) => r.kind === 'search-uncached');
   if (uncached.length) {
     const limit = size <= 10_000 ? 5 : size <= 100_000 ? 15 : undefined;

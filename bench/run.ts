@@ -14,7 +14,7 @@ import { footprintOf } from './footprint.ts';
 import { measureFreshness, type FreshnessResult } from './freshness.ts';
 import { runLoad } from './load.ts';
 import { preflight } from './preflight.ts';
-import { formatProfileSummary, readProfile, summarizeProfile } from './profile-summary.ts';
+import { familyCosts, formatFamilyCosts, formatProfileSummary, readProfile, summarizeProfile } from './profile-summary.ts';
 import { spawnNode, stopAll, stopChildrenOnSignals } from './processes.ts';
 import { attachRatios, checkTargets, formatReport, type RunReport, type ScenarioRow } from './report.ts';
 import { buildScenarios, VARIANTS, type Target } from './scenarios.ts';
@@ -209,10 +209,18 @@ async function main(): Promise<number> {
       for (const name of await readdir(profileDir)) {
         for (const file of (await readdir(path.join(profileDir, name))).filter((f) => f.endsWith('.cpuprofile'))) {
           const full = path.join(profileDir, name, file);
-          const summary = summarizeProfile(await readProfile(full));
+          const profile = await readProfile(full);
+          const summary = summarizeProfile(profile);
           // The loader thread's profile is all startup; the main thread's is the one that served.
           if (summary.totalMs - summary.idleMs < 1000) continue;
           log(`\n${formatProfileSummary(`catalog ${name}: ${full}`, summary)}`);
+          // Time per request by family of work, when this process served one kind of request.
+          const served = rows.filter((r) => r.server === name);
+          if (served.length === 1) {
+            const row = served[0]!;
+            const requests = row.requestsPerSecond * (opts.durationSeconds + opts.warmupSeconds) + row.variants;
+            log(formatFamilyCosts(familyCosts(profile, requests)));
+          }
         }
       }
     }

@@ -26,8 +26,8 @@ const SLUGS = 2000;
 
 export const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
-export function mcpSearchBody(args: Record<string, string>): string {
-  return JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'search_products', arguments: args } });
+export function mcpToolBody(name: string, args: Record<string, string>): string {
+  return JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
 }
 
 function searchPath(params: Record<string, string | undefined>): string {
@@ -143,14 +143,26 @@ export function buildScenarios(sample: CatalogSample): Scenario[] {
   });
   scenarios.push({ id: 'categories', title: '/categories', kind: 'categories', target: 'serve', baseline: 'hello', requests: [{ path: '/api/v1/categories' }] });
   const word = sample.words[0]?.word;
+  const mcp = (name: string, args: Record<string, string>): LoadRequest => ({ method: 'POST', path: '/api/mcp', headers: MCP_HEADERS, body: mcpToolBody(name, args) });
   scenarios.push({
     id: 'mcp-search',
     title: `MCP search_products${word ? ' (q: a common word)' : ''}, cached`,
     kind: 'mcp',
     target: 'serve',
     baseline: 'body',
-    requests: [{ method: 'POST', path: '/api/mcp', headers: MCP_HEADERS, body: mcpSearchBody(word ? { q: word } : {}) }],
+    requests: [mcp('search_products', word ? { q: word } : {})],
   });
+  scenarios.push({
+    id: 'mcp-product',
+    title: 'MCP get_product, random slugs',
+    kind: 'mcp',
+    target: 'serve',
+    baseline: 'hello',
+    requests: shuffled(sample.products.map((p) => p.slug))
+      .slice(0, SLUGS)
+      .map((slug) => mcp('get_product', { slug })),
+  });
+  scenarios.push({ id: 'mcp-categories', title: 'MCP list_categories', kind: 'mcp', target: 'serve', baseline: 'hello', requests: [mcp('list_categories', {})] });
   // The baselines again at the end: their mean is the reference, drift shows as a difference.
   scenarios.push(
     { ...scenarios[0]!, id: 'baseline-hello-end', title: `${scenarios[0]!.title}, again at the end` },

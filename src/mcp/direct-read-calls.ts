@@ -41,11 +41,21 @@ export interface DirectReadCall {
   readonly args: Record<string, unknown>;
 }
 
+/**
+ * A JSON-RPC response body in two pieces, written one after the other: everything before the
+ * id (the result, kept with the answer) and the id with the closing brace. No copy of the
+ * result is made per request.
+ */
+export interface DirectAnswer {
+  readonly head: Buffer;
+  readonly tail: Buffer;
+}
+
 export interface DirectReadCalls {
   /** The call, when the SDK would answer this request with nothing but the tool's result. */
   match(body: unknown, rawHeaders: readonly string[], headers: IncomingHttpHeaders): DirectReadCall | undefined;
-  /** The complete JSON-RPC response body for the call, the budget spent as the tool spends it. */
-  answer(call: DirectReadCall, caller: McpCaller): Promise<Buffer>;
+  /** The JSON-RPC response body for the call, the budget spent as the tool spends it. */
+  answer(call: DirectReadCall, caller: McpCaller): Promise<DirectAnswer>;
 }
 
 const TOOLS = new Map(READ_TOOLS.map((tool) => [tool.name, tool]));
@@ -164,7 +174,7 @@ export function createDirectReadCalls(deps: McpDeps, opts: DirectReadCallsOption
     async answer(call, caller) {
       const outcome = await runReadTool(call.tool, deps, caller, call.args);
       const head = outcome instanceof CatalogError ? responseHead(serializeResult(errorResult(outcome))) : headFor(call.tool, outcome);
-      return Buffer.concat([head, Buffer.from(`${JSON.stringify(call.id)}}`)]);
+      return { head, tail: Buffer.from(`${JSON.stringify(call.id)}}`) };
     },
   };
 }

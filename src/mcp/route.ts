@@ -1,3 +1,4 @@
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../http/app.ts';
@@ -123,18 +124,33 @@ function invalidParams(message: unknown): string | undefined {
   return undefined;
 }
 
-/** The caller of this request: who, its address, and the answer's headers and logs. */
-function callerOf(request: FastifyRequest, reply: FastifyReply, auth: Caller): McpCaller {
-  const res = reply.raw;
-  return {
-    auth,
-    ip: request.ip,
-    onRateDecision: (decision: RateDecision) => {
-      if (res.headersSent) return;
-      for (const [name, value] of Object.entries(rateLimitHeaders(decision))) res.setHeader(name, value);
-    },
-    log: request.log,
-  };
+/**
+ * The caller of this request: who (anonymous, or a maker with scopes), its address, and the
+ * answer's headers and logs. A class, not an
+ * object of closures: one is made for every MCP request. The SDK's transport writes the
+ * response itself, so for it the rate-limit headers go on the response at once; the fast path
+ * writes the response here, all headers in one go, and takes them from `rateHeaders`.
+ */
+class RequestCaller implements McpCaller {
+  readonly auth: Caller;
+  readonly ip: string;
+  readonly log: McpCaller['log'];
+  rateHeaders: Record<string, string> | undefined;
+  readonly #res: ServerResponse | undefined;
+
+  constructor(request: FastifyRequest, auth: Caller, writeTo: ServerResponse | undefined) {
+    this.auth = auth;
+    this.ip = request.ip;
+    this.log = request.log;
+    this.#res = writeTo;
+  }
+
+  onRateDecision(decision: RateDecision): void {
+    this.rateHeaders = rateLimitHeaders(decision);
+    const res = this.#res;
+    if (!res || res.headersSent) return;
+    for (const name in this.rateHeaders) res.setHeader(name, this.rateHeaders[name]!);
+  }
 }
 
 async function handlePost(request: FastifyRequest, reply: FastifyReply, handling: McpHandling): Promise<void> {
@@ -148,13 +164,33 @@ async function handlePost(request: FastifyRequest, reply: FastifyReply, handling
       .type('application/json')
       .send({ jsonrpc: '2.0', id: typeof id === 'string' || typeof id === 'number' ? id : null, error: { code: -32602, message: `Invalid params: ${problem}.` } });
   }
-  const caller = callerOf(request, reply, auth);
   const call = handling.direct.match(request.body, request.raw.rawHeaders, request.headers);
-  if (call) {
-    const answer = await handling.direct.answer(call, caller);
-    return void reply.code(200).header('content-type', 'application/json').send(answer);
+  if (!call) return serveWithSdk(request, reply, new RequestCaller(request, auth, reply.raw), handling.pool);
+  const caller = new RequestCaller(request, auth, undefined);
+  const { head, tail } = await handling.direct.answer(call, caller);
+  // The answer in two pieces, on the raw response: the result is not copied per request.
+  const headers: Record<string, string | number | string[] | undefined> = reply.getHeaders();
+  if (caller.rateHeaders) Object.assign(headers, caller.rateHeaders);
+  headers['content-type'] = 'application/json';
+  headers['content-length'] = head.length + tail.length;
+  reply.hijack();
+  const res = reply.raw;
+  res.writeHead(200, headers as OutgoingHttpHeaders);
+  res.write(head);
+  res.end(tail);
+}
+
+/**
+ * From here the response is written on the raw response (by the transport, or in pieces by the
+ * fast path): the headers the app's hooks set on the reply (request id, nosniff) are carried
+ * over to it first. Fastify's onResponse hooks still run when it finishes.
+ */
+function handOver(reply: FastifyReply): void {
+  const res = reply.raw;
+  for (const [name, value] of Object.entries(reply.getHeaders())) {
+    if (value !== undefined && !res.hasHeader(name)) res.setHeader(name, value);
   }
-  await serveWithSdk(request, reply, caller, handling.pool);
+  reply.hijack();
 }
 
 /** The SDK answers: a transport for this request on a server borrowed from the pool. */
@@ -167,12 +203,7 @@ async function serveWithSdk(request: FastifyRequest, reply: FastifyReply, caller
   res.on('close', () => {
     if (!answered) void server.close();
   });
-  // From here the transport writes the response itself; headers the app's hooks set on the
-  // reply (request id, nosniff) are carried over to the raw response first.
-  for (const [name, value] of Object.entries(reply.getHeaders())) {
-    if (value !== undefined && !res.hasHeader(name)) res.setHeader(name, value);
-  }
-  reply.hijack();
+  handOver(reply);
   try {
     await server.connect(transport);
     await runForCaller(caller, () => transport.handleRequest(request.raw, res, request.body));

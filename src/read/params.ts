@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { badRequest, issuesFromZod } from '../contract/errors.ts';
-import { productSlugParamSchema, SLUG_MAX, searchParamsSchema, type SearchQuery } from '../contract/schemas.ts';
+import { productSlugParamSchema, SEARCH_LIMITS, SLUG_MAX, SLUG_PATTERN, searchParamsSchema, type SearchQuery } from '../contract/schemas.ts';
 import type { ValidationIssue } from '../contract/schemas.ts';
 
 /**
@@ -10,9 +10,74 @@ import type { ValidationIssue } from '../contract/schemas.ts';
  * rejected parameter.
  */
 export function parseSearchParams(input: unknown): SearchQuery {
+  return plainSearchParams(input) ?? parseSearchParamsWithSchema(input);
+}
+
+/** The schema's reading of search parameters: every rule, every message. */
+export function parseSearchParamsWithSchema(input: unknown): SearchQuery {
   const parsed = searchParamsSchema.safeParse(input ?? {});
   if (!parsed.success) throw badRequest(issuesFromZod(parsed.error));
   const { q, category, label, tag, page, limit } = parsed.data;
+  const query: SearchQuery = { page, limit };
+  if (q !== undefined) query.q = q;
+  if (category !== undefined) query.category = category;
+  if (label !== undefined) query.label = label;
+  if (tag !== undefined) query.tag = tag;
+  return query;
+}
+
+/** A page or limit the schema takes: a number, or digits in a query string, within bounds. */
+function plainInteger(value: unknown, min: number, max: number): number | undefined {
+  const n = typeof value === 'number' ? value : typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : Number.NaN;
+  return Number.isInteger(n) && n >= min && n <= max ? n : undefined;
+}
+
+function plainFilter(value: unknown): string | undefined {
+  return typeof value === 'string' && value.length >= 1 && value.length <= SLUG_MAX && SLUG_PATTERN.test(value) ? value : undefined;
+}
+
+/**
+ * Search parameters that pass the schema, read without it: what nearly every request gives.
+ * Undefined as soon as anything is unusual, and the schema then decides (and words the issues).
+ * test/unit/search-params.test.ts holds this to the schema's answers.
+ */
+function plainSearchParams(input: unknown): SearchQuery | undefined {
+  if (input === undefined || input === null) return { page: SEARCH_LIMITS.pageDefault, limit: SEARCH_LIMITS.limitDefault };
+  if (typeof input !== 'object' || Array.isArray(input)) return undefined;
+  let q: string | undefined;
+  let category: string | undefined;
+  let label: string | undefined;
+  let tag: string | undefined;
+  let page: number | undefined = SEARCH_LIMITS.pageDefault;
+  let limit: number | undefined = SEARCH_LIMITS.limitDefault;
+  for (const [key, value] of Object.entries(input)) {
+    if (value === undefined) return undefined;
+    switch (key) {
+      case 'q': {
+        if (typeof value !== 'string') return undefined;
+        q = value.trim().normalize('NFC');
+        if (q.length < SEARCH_LIMITS.qMin || q.length > SEARCH_LIMITS.qMax) return undefined;
+        break;
+      }
+      case 'category':
+        if ((category = plainFilter(value)) === undefined) return undefined;
+        break;
+      case 'label':
+        if ((label = plainFilter(value)) === undefined) return undefined;
+        break;
+      case 'tag':
+        if ((tag = plainFilter(value)) === undefined) return undefined;
+        break;
+      case 'page':
+        if ((page = plainInteger(value, SEARCH_LIMITS.pageMin, SEARCH_LIMITS.pageMax)) === undefined) return undefined;
+        break;
+      case 'limit':
+        if ((limit = plainInteger(value, SEARCH_LIMITS.limitMin, SEARCH_LIMITS.limitMax)) === undefined) return undefined;
+        break;
+      default:
+        return undefined;
+    }
+  }
   const query: SearchQuery = { page, limit };
   if (q !== undefined) query.q = q;
   if (category !== undefined) query.category = category;
@@ -31,8 +96,11 @@ function plainSlug(input: unknown): string | undefined {
 }
 
 export function parseProductSlug(input: unknown): string {
-  const slug = plainSlug(input);
-  if (slug !== undefined) return slug;
+  return plainSlug(input) ?? parseProductSlugWithSchema(input);
+}
+
+/** The schema's reading of the slug parameter: every rule, every message. */
+export function parseProductSlugWithSchema(input: unknown): string {
   const parsed = productSlugParamSchema.safeParse(input ?? {});
   if (!parsed.success) throw badRequest(issuesFromZod(parsed.error));
   return parsed.data.slug;
