@@ -74,8 +74,36 @@ const options: sanitizeHtml.IOptions = {
 const DROPPED_BLOCK_TAG =
   /<(\/?)(div|section|article|header|footer|aside|nav|main|table|thead|tbody|tfoot|tr|td|th|caption|dl|dt|dd|figure|figcaption|address|center|details|summary)\b/gi;
 
-export function sanitizeDescription(html: string): string {
+function sanitizeOnce(html: string): string {
   return sanitizeHtml(html.replace(DROPPED_BLOCK_TAG, ' <$1$2'), options)
     .replace(/ {2,}/g, ' ')
     .trim();
+}
+
+const BLOCK_TAGS = new Set(['p', 'ul', 'ol', 'h2', 'h3', 'h4', 'blockquote', 'pre']);
+const OWN_TAG = /<(\/?)([a-z0-9]+)[^>]*>/g;
+
+/**
+ * Whether sanitized output still holds a block element inside a paragraph. That happens when
+ * the input wrapped a paragraph's content in a tag that was then removed ("<p><x><p>…"): the
+ * output is valid for the sanitizer but not how a browser (or a second pass) reads it, which
+ * would close the paragraph first. Read over the sanitizer's own output, whose tags are the
+ * allowlisted ones, well formed.
+ */
+function blockInsideParagraph(html: string): boolean {
+  let openParagraphs = 0;
+  for (const [, closing, name] of html.matchAll(OWN_TAG)) {
+    if (name === 'p') openParagraphs += closing ? -1 : 1;
+    else if (!closing && openParagraphs > 0 && BLOCK_TAGS.has(name!)) return true;
+    if (!closing && name === 'p' && openParagraphs > 1) return true;
+  }
+  return false;
+}
+
+export function sanitizeDescription(html: string): string {
+  let clean = sanitizeOnce(html);
+  // A second pass settles nesting the first left (see above), so what is stored is stable:
+  // sanitizing it again, or rendering and reading it back, changes nothing.
+  for (let pass = 0; pass < 3 && blockInsideParagraph(clean); pass++) clean = sanitizeOnce(clean);
+  return clean;
 }

@@ -16,4 +16,12 @@ describe('description sanitizing', () => {
     const once = sanitizeDescription('<h1>A</h1><div>b <b>c</b></div><p>d</p><script>x</script>');
     expect(sanitizeDescription(once)).toBe(once);
   });
+
+  it('settles paragraphs that a removed tag had nested, so a second pass changes nothing', () => {
+    const once = sanitizeDescription('<p><A<p><p>');
+    expect(once).not.toContain('<p><p>');
+    expect(sanitizeDescription(once)).toBe(once);
+    const list = sanitizeDescription('<p>Intro <span><ul><li>one</li></ul></span></p>');
+    expect(sanitizeDescription(list)).toBe(list);
+  });
 });
