@@ -236,6 +236,17 @@ export async function createAuthorizationServer(opts: AuthorizationServerOptions
     if (ctx.oidc?.route === 'resume') await ctx.oidc.session?.destroy();
   });
 
+  // A registered client's scope is kept without the resource's scopes (see redirect-uris.ts), but
+  // the registration answer reports what the client registered, as RFC 7591 says it should.
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.oidc?.route !== 'registration' || ctx.status !== 201 || !ctx.body || typeof ctx.body !== 'object') return;
+    const asked = (ctx.oidc.body as { scope?: unknown } | undefined)?.scope;
+    if (typeof asked !== 'string') return;
+    const registered = asked.split(' ').filter((scope) => (SCOPES as readonly string[]).includes(scope));
+    if (registered.length) (ctx.body as Record<string, unknown>).scope = [...new Set(registered)].join(' ');
+  });
+
   // The metadata names the resource's scopes too (the library lists only its own), and not
   // openid, which no part of this service uses.
   provider.use(async (ctx, next) => {

@@ -50,7 +50,7 @@ export interface Submitter {
 
 export type SubmitOutcome =
   | { readonly outcome: 'published' | 'pending_review'; readonly listing: MakerListing; readonly payment: PaymentLink | null; readonly reasons: readonly CheckReason[] }
-  | { readonly outcome: 'draft_saved'; readonly claimUrl: string; readonly expiresAt: Date; readonly reason: DraftReason; readonly siteProblem: string | null }
+  | { readonly outcome: 'draft_saved'; readonly claimUrl: string; readonly expiresAt: Date; readonly reason: DraftReason }
   | { readonly outcome: 'already_listed'; readonly live: { readonly slug: string; readonly name: string; readonly url: string } }
   | { readonly outcome: 'already_submitted'; readonly listing: MakerListing };
 
@@ -123,7 +123,7 @@ export async function submitProduct(deps: SubmissionDeps, submitter: Submitter, 
   await assertAcceptable(deps, submission);
   const websiteKey = websiteIdentity(submission.website);
 
-  const draft = async (reason: DraftReason, siteProblem: string | null): Promise<SubmitOutcome> => {
+  const draft = async (reason: DraftReason): Promise<SubmitOutcome> => {
     const saved = await saveDraft(
       deps.pool,
       { publicUrl: deps.urls.publicUrl, capPerDay: deps.draftCapPerDay, now },
@@ -133,10 +133,10 @@ export async function submitProduct(deps: SubmissionDeps, submitter: Submitter, 
       const retryAfterSeconds = Math.max(1, Math.ceil((saved.retryAt.getTime() - now.getTime()) / 1000));
       throw new CatalogError(ErrorCode.TOO_MANY_REQUESTS, 429, saved.message, { retryAfterSeconds });
     }
-    return { outcome: 'draft_saved', claimUrl: saved.claimUrl, expiresAt: saved.draft.expiresAt, reason, siteProblem };
+    return { outcome: 'draft_saved', claimUrl: saved.claimUrl, expiresAt: saved.draft.expiresAt, reason };
   };
 
-  if (!submitter.canWrite || submitter.makerId === null) return draft(submitter.makerId === null ? 'signed_out' : 'no_write_scope', null);
+  if (!submitter.canWrite || submitter.makerId === null) return draft(submitter.makerId === null ? 'signed_out' : 'no_write_scope');
   const makerId = submitter.makerId;
 
   const live = await liveDuplicate(deps.pool, deps.urls, websiteKey);
@@ -145,7 +145,9 @@ export async function submitProduct(deps: SubmissionDeps, submitter: Submitter, 
   if (own) return { outcome: 'already_submitted', listing: own };
 
   const inspected = await inspectForSubmission(deps.fetcher, submission.website);
-  if (!inspected.facts.hasCover && !inspected.facts.hasIcon) return draft('no_usable_image', inspected.facts.problem ?? null);
+  // A site read and found without any usable image becomes a draft; a site that could not be
+  // read goes through the automatic check, which holds it for review with the reason.
+  if (inspected.facts.reachable && !inspected.facts.hasCover && !inspected.facts.hasIcon) return draft('no_usable_image');
   return createListing(deps, makerId, submission, websiteKey, inspected, now, undefined);
 }
 

@@ -8,7 +8,8 @@ const HELP = `usage: catalog maker link EMAIL [--return-to PATH] [--data-dir DIR
 Prints a fresh sign-in link for EMAIL (single use, valid 15 minutes), for operators and scripts
 when no mail server is configured. The account is made when the link is first used.
 --return-to PATH  where the browser goes after signing in (a path on this site; default /dashboard).
-Links name PUBLIC_URL; set it to the address browsers use.`;
+Links name PUBLIC_URL; without it, the address the service last ran under (as recorded by its
+projector), else http://HOST:PORT.`;
 
 export default async function makerCommand(args: string[]): Promise<number> {
   const parsed = parseCommandArgs(args, { 'data-dir': { type: 'string' }, 'return-to': { type: 'string' } }, HELP, { allowPositionals: true });
@@ -29,7 +30,20 @@ export default async function makerCommand(args: string[]): Promise<number> {
     return 2;
   }
   const config = configFromArgs(parsed.values);
-  const link = await withWriteModel(config, 'maker', (pool) => createSignInLink(pool, config.publicUrl, address.email, typeof returnTo === 'string' ? returnTo : undefined));
+  const link = await withWriteModel(config, 'maker', async (pool) => {
+    let base = config.publicUrl;
+    if (!config.siteUrlConfigured) {
+      // Without PUBLIC_URL the derived default names this command's own (unused) address: the
+      // address the service last ran under, as the projection recorded it, is the one to open.
+      const { rows } = await pool.query<{ site_url: string | null }>('SELECT site_url FROM projection.state');
+      const recorded = rows[0]?.site_url;
+      if (recorded) {
+        base = recorded;
+        console.error(`catalog maker: PUBLIC_URL is not set; the link uses ${recorded}, where the service last ran`);
+      }
+    }
+    return createSignInLink(pool, base, address.email, typeof returnTo === 'string' ? returnTo : undefined);
+  });
   process.stdout.write(`${link}\n`);
   return 0;
 }

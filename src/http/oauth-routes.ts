@@ -125,6 +125,16 @@ export async function registerOAuthRoutes(app: FastifyInstance, deps: OAuthRoute
     await oauth.handle(req, reply.raw);
   };
 
+  /**
+   * The endpoints a client calls (token, revocation, registration) answer JSON whatever the
+   * request's Accept says: the library would otherwise render its errors as a page for a client
+   * that prefers HTML.
+   */
+  const handOverJson = async (request: FastifyRequest, reply: FastifyReply, req: IncomingMessage = request.raw): Promise<void> => {
+    request.raw.headers.accept = 'application/json';
+    return handOver(request, reply, req);
+  };
+
   const methodNotAllowed = (allow: string) => async (request: FastifyRequest, reply: FastifyReply) =>
     sendOAuthJson(reply.header('allow', allow), 405, {
       error: 'invalid_request',
@@ -147,7 +157,7 @@ export async function registerOAuthRoutes(app: FastifyInstance, deps: OAuthRoute
       return handOver(request, reply);
     });
     route(`${OAUTH_ROUTES.authorization}/:uid`, ['GET', 'POST'], handOver);
-    route(OAUTH_ROUTES.revocation, ['POST', 'OPTIONS'], handOver);
+    route(OAUTH_ROUTES.revocation, ['POST', 'OPTIONS'], handOverJson);
     route(OAUTH_ROUTES.jwks, ['GET', 'OPTIONS'], handOver);
     route('/.well-known/openid-configuration', ['GET', 'OPTIONS'], handOver);
     route('/.well-known/oauth-authorization-server', ['GET', 'OPTIONS'], async (request, reply) => {
@@ -175,7 +185,7 @@ export async function registerOAuthRoutes(app: FastifyInstance, deps: OAuthRoute
           error_description: `Too many client registrations from this address; retry in ${decision.retryAfterSeconds} s.`,
         });
       }
-      return handOver(request, reply);
+      return handOverJson(request, reply);
     });
 
     route(OAUTH_ROUTES.token, ['POST', 'OPTIONS'], async (request, reply) => {
@@ -184,10 +194,10 @@ export async function registerOAuthRoutes(app: FastifyInstance, deps: OAuthRoute
       if (body === undefined) return sendOAuthJson(reply, 400, { error: 'invalid_request', error_description: 'The request body is too large.' });
       const params = new URLSearchParams(body.toString('utf8'));
       const refreshToken = params.get('grant_type') === 'refresh_token' ? params.get('refresh_token') : null;
-      if (!refreshToken) return handOver(request, reply, withBody(request.raw, body));
+      if (!refreshToken) return handOverJson(request, reply, withBody(request.raw, body));
       return replays.oneAtATime(refreshToken, async () => {
         const earlier = await replays.recall(refreshToken);
-        if (earlier === undefined) return handOver(request, reply, withBody(request.raw, body));
+        if (earlier === undefined) return handOverJson(request, reply, withBody(request.raw, body));
         if (request.headers.origin) reply.header('access-control-allow-origin', request.headers.origin);
         return sendOAuthJson(reply, 200, JSON.parse(earlier));
       });

@@ -136,7 +136,7 @@ function submitAnswer(result: SubmitOutcome): Record<string, unknown> {
       const why = {
         signed_out: 'Nothing was published: without sign-in, submissions are saved as private drafts.',
         no_write_scope: 'Nothing was published: this app may not submit to the account (it lacks listings:write), so the submission was saved as a private draft.',
-        no_usable_image: `Nothing was published: the site offers no usable cover image or icon${result.siteProblem ? ` (${result.siteProblem})` : ''}, so the submission was saved as a private draft.`,
+        no_usable_image: 'Nothing was published: the site offers no usable cover image or icon, so the submission was saved as a private draft.',
       }[result.reason];
       return {
         ...base,

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AccessTokenVerifier } from '../auth/access-tokens.ts';
 import { checkScopes, type Caller } from '../auth/caller.ts';
-import type { Scope } from '../auth/scopes.ts';
+import { SCOPES, type Scope } from '../auth/scopes.ts';
 
 /**
  * Who an MCP request comes from, decided before the request reaches the MCP server:
@@ -51,7 +51,8 @@ function refuse(reply: FastifyReply, auth: McpAuth, r: Refusal): undefined {
     .header('www-authenticate', header)
     .header('cache-control', 'no-store')
     .type('application/json; charset=utf-8')
-    .send(JSON.stringify({ error: r.error, error_description: r.description }));
+    // Without any credential there is no OAuth error to name (RFC 6750, section 3.1).
+    .send(JSON.stringify(r.tokenPresented ? { error: r.error, error_description: r.description } : { error_description: r.description }));
   return undefined;
 }
 
@@ -83,10 +84,11 @@ export async function authenticateMcpRequest(request: FastifyRequest, reply: Fas
     if (!needed) continue;
     const scopes = checkScopes(caller, needed);
     if (scopes.ok) continue;
-    // Signing in for a maker tool also asks to stay connected (offline_access): the maker sees it
-    // on the consent page, and the app does not have to send them through sign-in every hour.
+    // Signing in for any maker tool asks for what all of them need and to stay connected: the
+    // maker sees it on the consent page, and the app need not come back for more (a step-up that
+    // common clients answer by refreshing rather than asking again) nor sign in every hour.
     if (scopes.status === 401) {
-      return refuse(reply, auth, { status: 401, error: 'invalid_token', description: scopes.description, tokenPresented: false, scope: [...needed, 'offline_access'] });
+      return refuse(reply, auth, { status: 401, error: 'invalid_request', description: scopes.description, tokenPresented: false, scope: SCOPES });
     }
     return refuse(reply, auth, { status: 403, error: 'insufficient_scope', description: scopes.description, tokenPresented: true, scope: needed });
   }

@@ -22,6 +22,7 @@ const resolver = tableResolver({
   'third.example': ['127.0.0.1'],
   'bare.example': ['127.0.0.1'],
   'badge.example': ['127.0.0.1'],
+  'json.example': ['127.0.0.1'],
   'inside.example': ['10.0.0.5'],
   'metadata.example': ['169.254.169.254'],
 });
@@ -33,7 +34,11 @@ function page(req: http.IncomingMessage, res: http.ServerResponse) {
     res.writeHead(404).end();
     return;
   }
-  res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+  res.writeHead(200, { 'content-type': host === 'json.example' ? 'application/json' : 'text/html; charset=utf-8' });
+  if (host === 'json.example') {
+    res.end('{"not":"a page"}');
+    return;
+  }
   if (host === 'bare.example') {
     res.end('<!doctype html><title>Bare</title><p>No images here.</p>');
     return;
@@ -295,6 +300,17 @@ describe('submit_product signed in', () => {
     await client.close();
   });
 
+  it('holds a listing whose site cannot be read for review, saying why', async () => {
+    const { accessToken } = await makerToken(stack, 'unreadable@example.com');
+    const client = await connect({ token: accessToken });
+    for (const website of [web('json.example'), 'http://unresolvable.example/']) {
+      const body = await ok(client, 'submit_product', { website, name: 'Unreadable', punchline: 'Cannot be read', description: 'x', category: 'design' });
+      expect(body.outcome, website).toBe('pending_review');
+      expect(body.review_reasons, website).toEqual([expect.stringContaining('The site could not be read')]);
+    }
+    await client.close();
+  });
+
   it('returns a payment link with its price for plan premium, and charges nothing', async () => {
     const { accessToken } = await makerToken(stack, 'premium@example.com');
     const client = await connect({ token: accessToken });
@@ -420,7 +436,8 @@ describe('scopes', () => {
     for (const tool of ['my_listings', 'check_badge', 'update_listing', 'upgrade_listing']) {
       const res = await raw(undefined, tool);
       expect(res.status, tool).toBe(401);
-      expect(res.headers.get('www-authenticate'), tool).toMatch(/^Bearer resource_metadata="[^"]+", scope="listings:read/);
+      expect(res.headers.get('www-authenticate'), tool).toMatch(/^Bearer resource_metadata="[^"]+", scope="listings:read listings:write offline_access", error_description="[^"]+"$/);
+      expect(Object.keys((await res.json()) as object), tool).toEqual(['error_description']);
     }
     const { accessToken } = await makerToken(stack, 'readonly@example.com', 'listings:read');
     for (const tool of ['update_listing', 'upgrade_listing']) {

@@ -276,7 +276,7 @@ describe('the token endpoint', () => {
     return { status: res.status, headers: res.headers, text };
   }
 
-  it('answers every error in JSON, never cached', async () => {
+  it('answers every error in JSON, never cached, even to a client that prefers HTML', async () => {
     const form = { 'content-type': 'application/x-www-form-urlencoded' };
     const clientId = await register();
     const cases: Record<string, RequestInit> = {
@@ -295,12 +295,18 @@ describe('the token endpoint', () => {
       DELETE: { method: 'DELETE' },
       'a body over the limit': { method: 'POST', headers: form, body: `grant_type=refresh_token&client_id=${clientId}&refresh_token=${'x'.repeat(TOKEN_BODY_LIMIT)}` },
     };
-    for (const [what, init] of Object.entries(cases)) {
+    const asHtml = Object.entries(cases).map(([what, init]): [string, RequestInit] => [
+      `${what}, Accept: text/html`,
+      { ...init, headers: { ...(init.headers as Record<string, string>), accept: 'text/html,*/*;q=0.8' } },
+    ]);
+    const revocation = { method: 'POST', headers: { ...form, accept: 'text/html' }, body: 'token=x' };
+    const all: [string, RequestInit & { path?: string }][] = [...Object.entries(cases), ...asHtml, ['revocation without a client, Accept: text/html', { ...revocation, path: '/oauth/revoke' }]];
+    for (const [what, init] of all) {
       const res = await raw(init);
       expect(res.status, what).toBeGreaterThanOrEqual(400);
       expect(res.status, what).toBeLessThan(500);
       expect(res.headers.get('content-type'), what).toMatch(/^application\/json/);
-      expect(res.headers.get('cache-control'), what).toBe('no-store');
+      if (!what.startsWith('revocation')) expect(res.headers.get('cache-control'), what).toBe('no-store');
       const body = JSON.parse(res.text) as { error: unknown; error_description: unknown };
       expect(typeof body.error, what).toBe('string');
       expect(typeof body.error_description, what).toBe('string');
@@ -371,6 +377,18 @@ describe('CORS', () => {
     const refused = await token({ grant_type: 'authorization_code', client_id: c.clientId, code: 'nope', redirect_uri: c.redirectUri, code_verifier: c.verifier }, { origin });
     expect(refused.status).toBe(400);
     expect([origin, '*']).toContain(refused.headers.get('access-control-allow-origin'));
+  });
+});
+
+describe('dynamic registration', () => {
+  it('answers with the scope the client registered, its resource scopes included', async () => {
+    const res = await fetch(`${stack.baseUrl}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'Scoped', redirect_uris: [CALLBACK], token_endpoint_auth_method: 'none', scope: 'listings:read listings:write offline_access' }),
+    });
+    expect(res.status).toBe(201);
+    expect(((await res.json()) as { scope: string }).scope).toBe('listings:read listings:write offline_access');
   });
 });
 

@@ -119,9 +119,9 @@ describe('the SDK client through dynamic client registration', () => {
     const tokens = provider.tokens()!;
     expect(tokens.token_type.toLowerCase()).toBe('bearer');
     expect(tokens.expires_in).toBe(3600);
-    // The 401 of a maker tool asks for what the tool needs and to stay connected: the access
-    // token carries the tool's scope, and offline_access brought a refresh token.
-    expect(tokens.scope).toBe('listings:read');
+    // The 401 of a maker tool asks for every maker scope and to stay connected: the access
+    // token carries both listing scopes, and offline_access brought a refresh token.
+    expect(tokens.scope).toBe('listings:read listings:write');
     expect(tokens.refresh_token).toBeTruthy();
 
     const categories = await client.callTool({ name: 'list_categories', arguments: {} });
