@@ -34,7 +34,7 @@ export const BENCH_ENV: Record<string, string> = {
   RATE_LIMIT_OTHER_PER_MIN: '10000000',
 };
 
-const LISTENING = /catalog (?:service|API) listening on (http:\/\/\S+)/;
+const LISTENING = /catalog (?:service|API) listening on (http:\/\/[^\s"]+)/;
 
 export async function waitReady(url: string, timeoutMs: number, stillRunning: () => boolean): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -130,6 +130,7 @@ export async function startService(config: Config, opts: StartOptions): Promise<
     const rateLimits: RateLimits = createRateLimits({
       searchPerMinute: config.rateLimits.searchPerMinute,
       otherPerMinute: config.rateLimits.otherPerMinute,
+      pagesPerMinute: config.rateLimits.pagesPerMinute,
       redisUrl: config.redisUrl,
       onRedisError: (err) => logger.warn({ err }, 'rate-limit store unreachable; limiting in memory'),
     });

@@ -6,6 +6,7 @@ import type { Pool } from '../db/pool.ts';
 import type { SiteFetcher } from '../sites/safe-fetch.ts';
 import { recheckDueBadges, type RecheckSummary } from './badge-rechecks.ts';
 import type { ListingUrls } from './maker-listings.ts';
+import { BADGE_RECHECK_SCHEDULE } from './review-rules.ts';
 
 /**
  * The scheduled badge re-check (badge-rechecks.ts), run by `catalog serve` and `catalog
@@ -15,8 +16,7 @@ import type { ListingUrls } from './maker-listings.ts';
  * right after it starts; each badge is due a day after its last check, give or take the jitter.
  */
 export const BADGE_RECHECK_DEFAULTS = {
-  intervalMs: 24 * 60 * 60 * 1000,
-  jitterMs: 2 * 60 * 60 * 1000,
+  ...BADGE_RECHECK_SCHEDULE,
   concurrency: 4,
   pollMs: 60_000,
   batchSize: 100,

@@ -4,6 +4,7 @@ import { withTransaction } from '../db/pool.ts';
 import { badgeCheck, badgeMarkup, type BadgeCheck } from '../sites/inspect-site.ts';
 import type { SiteFetcher } from '../sites/safe-fetch.ts';
 import { DIRECTORY_NAME } from './directory-name.ts';
+import { BADGE_RECHECK_SCHEDULE, nextBadgeCheckAt } from './review-rules.ts';
 import { getMakerListing, type ListingUrls, type MakerListing } from './maker-listings.ts';
 
 /**
@@ -70,7 +71,7 @@ export async function verifyBadge(deps: BadgeDeps, makerId: string, slug: string
          hidden_reason = CASE WHEN $4 THEN NULL ELSE hidden_reason END,
          review_feedback = CASE WHEN $4 THEN NULL ELSE review_feedback END
        WHERE id = $1`,
-      [current.id, now, new Date(now.getTime() + BADGE_RECHECK_MS), comesBack],
+      [current.id, now, nextBadgeCheckAt(now, BADGE_RECHECK_SCHEDULE.intervalMs, BADGE_RECHECK_SCHEDULE.jitterMs, Math.random), comesBack],
     );
     if (comesBack) {
       await client.query(

@@ -141,7 +141,7 @@ const tag = z
 const website = z.string({ error: 'website must be text' }).transform((value, ctx) => {
   const parsed = parseWebsiteInput(value);
   if (parsed.ok) return parsed.url;
-  ctx.addIssue({ code: 'custom', message: `website ${parsed.message.charAt(0).toLowerCase()}${parsed.message.slice(1)}` });
+  ctx.addIssue({ code: 'custom', message: parsed.message });
   return z.NEVER;
 });
 

@@ -256,6 +256,9 @@ export function decideBadgeRecheck(state: BadgeRecheckState, outcome: BadgeReche
  * way (random() in [0, 1)), so checks that fell together drift apart over the day rather than
  * hitting the fetcher at once. Never earlier than a minute from now.
  */
+/** A verified badge is looked at again a day after each check, moved up to 2 hours either way. */
+export const BADGE_RECHECK_SCHEDULE = { intervalMs: 24 * 60 * 60 * 1000, jitterMs: 2 * 60 * 60 * 1000 } as const;
+
 export function nextBadgeCheckAt(now: Date, intervalMs: number, jitterMs: number, random: () => number): Date {
   const offset = Math.round((random() * 2 - 1) * jitterMs);
   return new Date(now.getTime() + Math.max(60_000, intervalMs + offset));

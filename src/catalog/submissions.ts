@@ -100,11 +100,15 @@ async function liveDuplicate(pool: Pool, urls: ListingUrls, websiteKey: string) 
   return rows[0] ? { slug: rows[0].slug, name: rows[0].name, url: `${urls.siteUrl}/products/${rows[0].slug}` } : undefined;
 }
 
+/** The maker's own listing of the site; a rejected one does not count (it may be submitted anew). */
 async function ownDuplicate(pool: Pool, urls: ListingUrls, makerId: string, websiteKey: string): Promise<MakerListing | undefined> {
-  const { rows } = await pool.query<{ slug: string }>('SELECT slug FROM catalog.listings WHERE maker_id = $1 AND website_key = $2 ORDER BY created_at DESC LIMIT 1', [
-    makerId,
-    websiteKey,
-  ]);
+  const { rows } = await pool.query<{ slug: string }>(
+    `SELECT slug FROM catalog.listings WHERE maker_id = $1 AND website_key = $2 AND status <> 'rejected' ORDER BY created_at DESC LIMIT 1`,
+    [
+      makerId,
+      websiteKey,
+    ],
+  );
   return rows[0] ? getMakerListing(pool, urls, makerId, rows[0].slug) : undefined;
 }
 
@@ -115,7 +119,7 @@ async function ownDuplicate(pool: Pool, urls: ListingUrls, makerId: string, webs
 async function assertAcceptable(deps: SubmissionDeps, submission: Submission): Promise<void> {
   if (submission.category !== undefined) await assertCategoryExists(deps.pool, submission.category);
   const refusal = await deps.hostRefusal(new URL(submission.website).hostname);
-  if (refusal) throw badRequest([{ path: ['website'], message: `website is not reachable from the internet: ${refusal}` }]);
+  if (refusal) throw badRequest([{ path: ['website'], message: `The website is not reachable from the internet: ${refusal}.` }]);
 }
 
 export async function submitProduct(deps: SubmissionDeps, submitter: Submitter, submission: Submission): Promise<SubmitOutcome> {

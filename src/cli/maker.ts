@@ -30,20 +30,9 @@ export default async function makerCommand(args: string[]): Promise<number> {
     return 2;
   }
   const config = configFromArgs(parsed.values);
-  const link = await withWriteModel(config, 'maker', async (pool) => {
-    let base = config.publicUrl;
-    if (!config.siteUrlConfigured) {
-      // Without PUBLIC_URL the derived default names this command's own (unused) address: the
-      // address the service last ran under, as the projection recorded it, is the one to open.
-      const { rows } = await pool.query<{ site_url: string | null }>('SELECT site_url FROM projection.state');
-      const recorded = rows[0]?.site_url;
-      if (recorded) {
-        base = recorded;
-        console.error(`catalog maker: PUBLIC_URL is not set; the link uses ${recorded}, where the service last ran`);
-      }
-    }
-    return createSignInLink(pool, base, address.email, typeof returnTo === 'string' ? returnTo : undefined);
-  });
+  const link = await withWriteModel(config, 'maker', (pool, urls) =>
+    createSignInLink(pool, urls.publicUrl, address.email, typeof returnTo === 'string' ? returnTo : undefined),
+  );
   process.stdout.write(`${link}\n`);
   return 0;
 }

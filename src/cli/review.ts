@@ -55,7 +55,7 @@ export default async function reviewCommand(args: string[]): Promise<number> {
 
   if (verb === 'list') {
     if (slug !== undefined || feedback !== undefined || as !== undefined) return usageError("'list' takes no slug, --feedback or --as");
-    const { items } = await withWriteModel(config, 'review', (pool) => listReviewQueue(pool, { siteUrl: config.siteUrl, publicUrl: config.publicUrl }));
+    const { items } = await withWriteModel(config, 'review', (pool, urls) => listReviewQueue(pool, urls));
     const lines = items.map((i) =>
       [i.slug, (i.requestedAt ?? i.createdAt).toISOString(), i.makerEmail ?? '-', i.reasons.map((r) => r.code).join(',') || '-', oneLine(i.name)].join('\t'),
     );
@@ -77,7 +77,7 @@ export default async function reviewCommand(args: string[]): Promise<number> {
   const logger = createLogger(config, { stderr: true });
   const mailer = createMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from, log: logger.child({ component: 'mail' }) });
   try {
-    return await withWriteModel(config, 'review', async (pool) => {
+    return await withWriteModel(config, 'review', async (pool, urls) => {
       let decidedBy: string | null = null;
       if (asEmail !== undefined) {
         const admin = await findMakerByEmail(pool, asEmail);
@@ -89,7 +89,7 @@ export default async function reviewCommand(args: string[]): Promise<number> {
       }
       try {
         const decision = await decideListing(
-          { pool, urls: { siteUrl: config.siteUrl, publicUrl: config.publicUrl }, mailer, onMailError: (err) => logger.error({ err }, 'the e-mail to the maker could not be sent') },
+          { pool, urls, mailer, onMailError: (err) => logger.error({ err }, 'the e-mail to the maker could not be sent') },
           slug,
           { action, feedback, decidedBy },
         );

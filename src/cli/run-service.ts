@@ -1,7 +1,7 @@
 import closeWithGrace from 'close-with-grace';
 import { startService } from '../service.ts';
 import { configFromArgs, parseCommandArgs } from './common.ts';
-import { createLogger } from '../util/logger.ts';
+import { createLogger, logIsPretty } from '../util/logger.ts';
 
 /** Starts the service, prints where it listens, and stops it cleanly on SIGINT/SIGTERM. */
 export async function runService(args: string[], help: string, opts: { projector: boolean; demoFlag: boolean }): Promise<number> {
@@ -31,7 +31,13 @@ export async function runService(args: string[], help: string, opts: { projector
     `  Makers        ${base}/signin  (without SMTP_URL, sign-in links are written to the log)`,
     `  ${service.mirror.size} live listings; database ${config.databaseUrl ? 'from DATABASE_URL' : `embedded, data in ${config.dataDir}`}`,
   ];
-  process.stdout.write(`${lines.join('\n')}\n`);
+  // With JSON logs on the same output, the banner is one more JSON line (at info, shown whatever
+  // LOG_LEVEL says, like the readable banner), so every line of the output parses.
+  if (logIsPretty(config)) process.stdout.write(`${lines.join('\n')}\n`);
+  else {
+    const banner = { level: 30, time: Date.now(), msg: lines[0], rest: `${base}/api/v1`, docs: `${base}/api/v1/docs`, mcp: `${base}/api/mcp`, makers: `${base}/signin`, liveListings: service.mirror.size };
+    process.stdout.write(`${JSON.stringify(banner)}\n`);
+  }
 
   stopWithNpm();
   return new Promise<number>((resolve) => {

@@ -70,6 +70,7 @@ export const envSchema = z.object({
   LOG_FORMAT: z.enum(['auto', 'json', 'pretty'], { error: 'must be auto, json or pretty' }).default('auto'),
   RATE_LIMIT_SEARCH_PER_MIN: positiveInt(1, 10_000_000).default(30),
   RATE_LIMIT_OTHER_PER_MIN: positiveInt(1, 10_000_000).default(60),
+  RATE_LIMIT_PAGES_PER_MIN: positiveInt(1, 10_000_000).default(300),
   CACHE_MAX_ENTRIES: positiveInt(0, 10_000_000).default(5000),
   CACHE_MAX_AGE_SECONDS: positiveInt(0, 300).default(300),
   MCP_ALLOWED_ORIGINS: z
@@ -157,7 +158,7 @@ export interface Config {
   readonly logLevel: Env['LOG_LEVEL'];
   /** json: one object per line; pretty: readable lines; auto: pretty on a terminal. */
   readonly logFormat: Env['LOG_FORMAT'];
-  readonly rateLimits: { readonly searchPerMinute: number; readonly otherPerMinute: number };
+  readonly rateLimits: { readonly searchPerMinute: number; readonly otherPerMinute: number; readonly pagesPerMinute: number };
   readonly cache: { readonly maxEntries: number; readonly maxAgeSeconds: number };
   readonly mcpAllowedOrigins: readonly string[];
   readonly readyMaxLagSeconds: number;
@@ -229,7 +230,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     trustProxy: e.TRUST_PROXY,
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
-    rateLimits: { searchPerMinute: e.RATE_LIMIT_SEARCH_PER_MIN, otherPerMinute: e.RATE_LIMIT_OTHER_PER_MIN },
+    rateLimits: { searchPerMinute: e.RATE_LIMIT_SEARCH_PER_MIN, otherPerMinute: e.RATE_LIMIT_OTHER_PER_MIN, pagesPerMinute: e.RATE_LIMIT_PAGES_PER_MIN },
     cache: { maxEntries: e.CACHE_MAX_ENTRIES, maxAgeSeconds: e.CACHE_MAX_AGE_SECONDS },
     mcpAllowedOrigins: e.MCP_ALLOWED_ORIGINS.split(',').map((s) => s.trim().replace(/\/+$/, '')).filter(Boolean),
     readyMaxLagSeconds: e.READY_MAX_LAG_SECONDS,

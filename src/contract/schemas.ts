@@ -168,8 +168,13 @@ export const searchParamsSchema = z.strictObject({
     .string(SINGLE_TEXT)
     .trim()
     .normalize('NFC')
-    .min(SEARCH_LIMITS.qMin, { error: `must be ${SEARCH_LIMITS.qMin} to ${SEARCH_LIMITS.qMax} characters` })
-    .max(SEARCH_LIMITS.qMax, { error: `must be ${SEARCH_LIMITS.qMin} to ${SEARCH_LIMITS.qMax} characters` })
+    // Counted in characters (code points), as JSON Schema's minLength and maxLength count them:
+    // an emoji is one character, not two UTF-16 units.
+    .refine((v) => {
+      const n = [...v].length;
+      return n >= SEARCH_LIMITS.qMin && n <= SEARCH_LIMITS.qMax;
+    }, { error: `must be ${SEARCH_LIMITS.qMin} to ${SEARCH_LIMITS.qMax} characters` })
+    .meta({ minLength: SEARCH_LIMITS.qMin, maxLength: SEARCH_LIMITS.qMax })
     .optional()
     .describe('full-text over name, tagline and description; 2 to 100 characters'),
   category: filterSlug('category').optional().describe('category slug'),

@@ -9,8 +9,8 @@ declare module 'fastify' {
   }
 }
 
-function bucketOf(request: FastifyRequest): Bucket {
-  return request.routeOptions.config?.rateLimitBucket ?? 'other';
+function bucketOf(request: FastifyRequest, fallback: Bucket): Bucket {
+  return request.routeOptions.config?.rateLimitBucket ?? fallback;
 }
 
 /**
@@ -22,11 +22,11 @@ function bucketOf(request: FastifyRequest): Bucket {
  * a 429 TOO_MANY_REQUESTS with Retry-After until the window ends. Should even the in-memory
  * insurance fail, the request is served: a broken limiter must not take the catalog offline.
  */
-export function addRateLimitHook(scope: FastifyInstance, rateLimits: RateLimits): void {
+export function addRateLimitHook(scope: FastifyInstance, rateLimits: RateLimits, bucket: Bucket = 'other'): void {
   // Callback style: this runs on every request, and an async hook costs one more promise.
   scope.addHook('onRequest', (request, reply, done) => {
     if (request.method === 'OPTIONS') return done();
-    rateLimits.consume(bucketOf(request), request.ip).then(
+    rateLimits.consume(bucketOf(request, bucket), request.ip).then(
       (decision) => {
         const headers = rateLimitHeaders(decision);
         for (const name in headers) reply.header(name, headers[name]);

@@ -6,7 +6,7 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAb
  * a one-minute window. With REDIS_URL every API process shares one budget; if Redis goes away,
  * requests keep being served and limited in this process's memory until it comes back.
  */
-export type Bucket = 'search' | 'other';
+export type Bucket = 'search' | 'other' | 'pages';
 
 export interface RateDecision {
   readonly allowed: boolean;
@@ -30,6 +30,8 @@ export interface RateLimits {
 export interface RateLimitOptions {
   searchPerMinute: number;
   otherPerMinute: number;
+  /** The web pages' own budget (people browsing, makers, admins); default 300. */
+  pagesPerMinute?: number;
   redisUrl?: string | undefined;
   /** Key prefix in Redis, so several deployments may share a server. */
   keyPrefix?: string;
@@ -39,6 +41,7 @@ export interface RateLimitOptions {
 }
 
 const WINDOW_SECONDS = 60;
+export const DEFAULT_PAGES_PER_MINUTE = 300;
 
 export function createRateLimits(opts: RateLimitOptions): RateLimits {
   const prefix = opts.keyPrefix ?? 'catalog:rl';
@@ -72,8 +75,9 @@ export function createRateLimits(opts: RateLimitOptions): RateLimits {
   const limiters: Record<Bucket, { limiter: RateLimiterAbstract; points: number }> = {
     search: { limiter: make('search', opts.searchPerMinute), points: opts.searchPerMinute },
     other: { limiter: make('other', opts.otherPerMinute), points: opts.otherPerMinute },
+    pages: { limiter: make('pages', opts.pagesPerMinute ?? DEFAULT_PAGES_PER_MINUTE), points: opts.pagesPerMinute ?? DEFAULT_PAGES_PER_MINUTE },
   };
-  const rejections: Record<Bucket, number> = { search: 0, other: 0 };
+  const rejections: Record<Bucket, number> = { search: 0, other: 0, pages: 0 };
 
   return {
     windowSeconds,

@@ -56,7 +56,8 @@ function plainSearchParams(input: unknown): SearchQuery | undefined {
       case 'q': {
         if (typeof value !== 'string') return undefined;
         q = value.trim().normalize('NFC');
-        if (q.length < SEARCH_LIMITS.qMin || q.length > SEARCH_LIMITS.qMax) return undefined;
+        // Characters outside the BMP take two UTF-16 units: such a q is counted by the schema.
+        if (q.length < SEARCH_LIMITS.qMin || q.length > SEARCH_LIMITS.qMax || /[\uD800-\uDFFF]/.test(q)) return undefined;
         break;
       }
       case 'category':

@@ -44,7 +44,8 @@ export async function registerPages(app: FastifyInstance, deps: PagesDeps): Prom
     // The badge image makers' sites show: public, cached, and (like the stylesheet) not counted.
     registerBadgeImage(web);
     await web.register(async (pages) => {
-      addRateLimitHook(pages, deps.rateLimits);
+      // Pages have a budget of their own: browsing, or a maker's work, never spends the API's.
+      addRateLimitHook(pages, deps.rateLimits, 'pages');
       registerDirectoryPages(pages, deps);
       // The maker's pages: session cookie, form bodies, CSRF on every POST; never cached.
       await pages.register(async (maker) => {

@@ -27,7 +27,7 @@ function startServe(env: NodeJS.ProcessEnv): Promise<string> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`serve did not start in time:\n${output}`)), 90_000);
     const onData = () => {
-      const m = /listening on (http:\/\/\S+)/.exec(output);
+      const m = /listening on (http:\/\/[^\s"]+)/.exec(output);
       if (m) {
         clearTimeout(timer);
         proc.stdout.off('data', onData);

@@ -33,7 +33,7 @@ function startServe(args: string[], env: NodeJS.ProcessEnv): Promise<Started> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`serve did not start in time:\n${out}`)), 90_000);
     const onData = () => {
-      const m = /listening on (http:\/\/\S+)/.exec(out);
+      const m = /listening on (http:\/\/[^\s"]+)/.exec(out);
       if (m) {
         clearTimeout(timer);
         child.stdout.off('data', onData);
@@ -182,6 +182,10 @@ describe('catalog serve on the embedded defaults', () => {
     dirs.push(dataDir);
     const env = baseEnv({ PORT: '0', LOG_LEVEL: 'info', LOG_FORMAT: 'json' });
     const service = await startServe(['--no-demo', '--data-dir', dataDir], env);
+    // LOG_FORMAT=json: every line the service wrote so far is one JSON object, the banner included.
+    const lines = service.output().split('\n').filter(Boolean);
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
     const standby = spawn(process.execPath, [CLI, 'projector', '--data-dir', dataDir], { env });
     let out = '';
     standby.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -204,8 +208,8 @@ describe('catalog serve on the embedded defaults', () => {
     });
     let out = '';
     npm.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    for (let i = 0; i < 600 && !/listening on (http:\/\/\S+)/.test(out); i++) await new Promise((r) => setTimeout(r, 100));
-    const url = /listening on (http:\/\/\S+)/.exec(out)?.[1];
+    for (let i = 0; i < 600 && !/listening on (http:\/\/[^\s"]+)/.test(out); i++) await new Promise((r) => setTimeout(r, 100));
+    const url = /listening on (http:\/\/[^\s"]+)/.exec(out)?.[1];
     expect(url).toBeDefined();
     const pgPid = postgresPid(dataDir)!;
     npm.kill('SIGTERM');

@@ -27,7 +27,7 @@ describe('catalog maker link', () => {
     const run = await runCatalog(stack, ['maker', 'link', 'cli2@example.com'], { PUBLIC_URL: '', SITE_URL: '' });
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^https:\/\/directory\.test\/signin\/link\//);
-    expect(run.stderr).toContain('PUBLIC_URL is not set; the link uses https://directory.test');
+    expect(run.stderr).toContain('PUBLIC_URL is not set; links use https://directory.test');
   });
 
   it('refuses a bad address, a foreign return path and a wrong command with exit code 2', async () => {

@@ -230,10 +230,10 @@ describe('the submission form', () => {
 
   const refusals: { field: string; value: string; message: RegExp }[] = [
     { field: 'website', value: '', message: /Enter the product's website/ },
-    { field: 'website', value: 'javascript:alert(1)', message: /^Website/ },
-    { field: 'website', value: 'http://127.0.0.1:8080/', message: /^Website/ },
-    { field: 'website', value: 'http://localhost/', message: /^Website/ },
-    { field: 'website', value: `https://example.com/${'a'.repeat(2100)}`, message: /^Website/ },
+    { field: 'website', value: 'javascript:alert(1)', message: /^Only web addresses starting with http:\/\/ or https:\/\/ are accepted, not javascript:\.$/ },
+    { field: 'website', value: 'http://127.0.0.1:8080/', message: /^Give your website's domain name, not an IP address\.$/ },
+    { field: 'website', value: 'http://localhost/', message: /^The address needs a full domain name, such as example\.com\.$/ },
+    { field: 'website', value: `https://example.com/${'a'.repeat(2100)}`, message: /^The address is too long: at most 2048 characters\.$/ },
     { field: 'name', value: '', message: /Enter the product's name/ },
     { field: 'name', value: '<script>alert(1)</script>', message: /Name must be plain text, without HTML or scripts/ },
     { field: 'name', value: '<b>Bold</b>', message: /Name must be plain text/ },
@@ -311,7 +311,7 @@ describe('the submission form', () => {
     const before = await listingCount();
     const res = await fillAndPost(browser, '/dashboard/new', '/dashboard/new', complete('http://inside.example/'));
     expect(res.status).toBe(400);
-    expect(shownErrors(await res.text()).fields.website).toMatch(/^Website is not reachable from the internet: inside.example resolves to 10.0.0.5/);
+    expect(shownErrors(await res.text()).fields.website).toMatch(/^The website is not reachable from the internet: inside.example resolves to 10.0.0.5/);
     expect(await listingCount()).toBe(before);
   });
 

@@ -148,9 +148,14 @@ describe('headers of the pages', () => {
     }
   });
 
-  it('pages spend from the `other` rate-limit budget', async () => {
+  it('pages spend from a budget of their own, never from the API\'s', async () => {
+    const remaining = async () => Number(/r=(\d+)/.exec((await fetch(`${stack.baseUrl}/api/v1/categories`)).headers.get('ratelimit')!)![1]);
+    const before = await remaining();
     const { res } = await page('/products/pixel-forge');
-    expect(res.headers.get('ratelimit-policy')).toMatch(/^"other";/);
+    expect(res.headers.get('ratelimit-policy')).toBe('"pages";q=300;w=60');
+    await page('/');
+    // Only the API calls themselves were counted against the API's budget.
+    expect(await remaining()).toBe(before - 1);
   });
 
   it('the REST API and the MCP endpoint get none of the page headers', async () => {

@@ -11,7 +11,7 @@ describe('configuration from the environment', () => {
     expect(c.siteUrl).toBe(c.publicUrl);
     expect(c.meili).toBeUndefined();
     expect(c.trustProxy).toBe(false);
-    expect(c.rateLimits).toEqual({ searchPerMinute: 30, otherPerMinute: 60 });
+    expect(c.rateLimits).toEqual({ searchPerMinute: 30, otherPerMinute: 60, pagesPerMinute: 300 });
     expect(c.cache.maxAgeSeconds).toBe(300);
     expect(Object.isFrozen(c)).toBe(true);
   });

@@ -93,3 +93,24 @@ describe('parameters of the other reads', () => {
     });
   });
 });
+
+describe('the length of q', () => {
+  it('is counted in characters, composed: an emoji or an accented letter is one', () => {
+    const issueOf = (q: string) => {
+      try {
+        parseSearchParams({ q });
+        return undefined;
+      } catch (err) {
+        return (err as CatalogError).issues?.[0]?.path[0];
+      }
+    };
+    expect(issueOf('😀')).toBe('q');
+    expect(issueOf('é')).toBe('q');
+    expect(issueOf('e\u0301')).toBe('q');
+    expect(issueOf('😀😀')).toBeUndefined();
+    expect(issueOf('😀'.repeat(100))).toBeUndefined();
+    expect(issueOf('😀'.repeat(101))).toBe('q');
+    expect(issueOf('中'.repeat(100))).toBeUndefined();
+    expect(issueOf('中'.repeat(101))).toBe('q');
+  });
+});
