@@ -165,7 +165,8 @@ function toItem(row: Row, sameWebsite: SameWebsite[], urls: ListingUrls): Review
     plan: row.plan,
     badgeVerified: row.badge_status === 'verified',
     makerEmail: row.maker_email,
-    requestedAt: row.review_requested_at,
+    // An imported pending listing never asked: it waits since it was made (as the queue orders it).
+    requestedAt: row.review_requested_at ?? row.created_at,
     createdAt: row.created_at,
     listedAt: row.listed_at,
     reasons: reasonsOf(row.check_reasons),
@@ -183,11 +184,11 @@ async function itemsOf(db: Queryable, urls: ListingUrls, rows: Row[]): Promise<R
   return rows.map((r) => toItem(r, same.get(r.id) ?? [], urls));
 }
 
-/** The pending listings, oldest request first: at most `limit` of them, and how many wait in all. */
-export async function listReviewQueue(db: Queryable, urls: ListingUrls, opts: { limit?: number } = {}): Promise<{ items: ReviewItem[]; total: number }> {
+/** The pending listings, oldest request first: at most `limit` of them after `offset`, and how many wait in all. */
+export async function listReviewQueue(db: Queryable, urls: ListingUrls, opts: { limit?: number; offset?: number } = {}): Promise<{ items: ReviewItem[]; total: number }> {
   const limit = opts.limit ?? null;
   const [{ rows }, count] = await Promise.all([
-    db.query<Row>(`${SELECT} WHERE l.status = 'pending' ORDER BY ${QUEUE_ORDER} LIMIT $1`, [limit]),
+    db.query<Row>(`${SELECT} WHERE l.status = 'pending' ORDER BY ${QUEUE_ORDER} LIMIT $1 OFFSET $2`, [limit, opts.offset ?? 0]),
     db.query<{ n: number }>(`SELECT count(*)::int AS n FROM catalog.listings WHERE status = 'pending'`),
   ]);
   return { items: await itemsOf(db, urls, rows), total: count.rows[0]!.n };

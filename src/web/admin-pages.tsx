@@ -213,18 +213,23 @@ export interface QueuePageProps {
   session: Session;
   items: readonly { item: ReviewItem; actions: readonly FormAction[] }[];
   total: number;
+  /** Which page of the queue (from 1), and how many listings a page holds. */
+  page: number;
+  pageSize: number;
   notice?: NoticeMessage | null;
   problem?: DecisionProblem;
 }
 
-export function ReviewQueuePage({ session, items, total, notice, problem }: QueuePageProps) {
+export function ReviewQueuePage({ session, items, total, page, pageSize, notice, problem }: QueuePageProps) {
+  const first = (page - 1) * pageSize + 1;
+  const pages = Math.max(1, Math.ceil(total / pageSize));
   const errors = problem?.onFeedback ? { [feedbackFieldName(problem.slug)]: `${problem.slug}: ${problem.message}` } : {};
   return (
     <Page title="Review queue" nav="review" session={session} notice={notice}>
       <h1>Review queue</h1>
       <p>
         Listings waiting for review, the oldest request first.{' '}
-        {total === 0 ? 'Nothing waits.' : total > items.length ? `Showing the ${items.length} oldest of ${total}.` : `${total} waiting.`}
+        {total === 0 ? 'Nothing waits.' : total > pageSize ? `${total} waiting; showing ${first} to ${first + items.length - 1}, page ${page} of ${pages}.` : `${total} waiting.`}
       </p>
       <Form method="get" action={ADMIN_PATHS.find} aria-label="Find a listing">
         <Field label="Find any listing by its slug" name="slug" maxLength={200} hint="To hide, restore or feature a listing, or read its history." />
@@ -247,6 +252,12 @@ export function ReviewQueuePage({ session, items, total, notice, problem }: Queu
           <DecisionForm item={item} actions={actions} csrfToken={session.csrfToken} from="queue" problem={problem?.slug === item.slug ? problem : undefined} />
         </Card>
       ))}
+      {pages > 1 && (
+        <nav class="pages" aria-label="Queue pages">
+          {page > 1 && <a href={`${ADMIN_PATHS.queue}?page=${page - 1}`}>Previous page</a>}
+          {page < pages && <a href={`${ADMIN_PATHS.queue}?page=${page + 1}`}>Next page</a>}
+        </nav>
+      )}
     </Page>
   );
 }

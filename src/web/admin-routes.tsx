@@ -56,8 +56,9 @@ export async function registerAdminPages(scope: FastifyInstance, deps: AdminPage
     /** The signed-in admin's header; the hook above guarantees the session. */
     const session = (request: FastifyRequest, reply: FastifyReply): Session => pageSession(request, reply)!;
 
-    async function queuePage(request: FastifyRequest, reply: FastifyReply, opts: { notice?: NoticeMessage | null; problem?: DecisionProblem; status?: number } = {}) {
-      const { items, total } = await listReviewQueue(deps.pool, deps.urls, { limit: REVIEW_QUEUE_PAGE });
+    async function queuePage(request: FastifyRequest, reply: FastifyReply, opts: { notice?: NoticeMessage | null; problem?: DecisionProblem; status?: number; page?: number } = {}) {
+      const page = opts.page ?? 1;
+      const { items, total } = await listReviewQueue(deps.pool, deps.urls, { limit: REVIEW_QUEUE_PAGE, offset: (page - 1) * REVIEW_QUEUE_PAGE });
       const t = now();
       return sendPrivatePage(
         reply,
@@ -65,6 +66,8 @@ export async function registerAdminPages(scope: FastifyInstance, deps: AdminPage
           session={session(request, reply)}
           items={items.map((item) => ({ item, actions: formActions(allowedActions(item.state, t), item) }))}
           total={total}
+          page={page}
+          pageSize={REVIEW_QUEUE_PAGE}
           notice={opts.notice ?? null}
           {...(opts.problem && { problem: opts.problem })}
         />,
@@ -99,9 +102,11 @@ export async function registerAdminPages(scope: FastifyInstance, deps: AdminPage
 
     admin.get('/admin', async (_request, reply) => reply.redirect(ADMIN_PATHS.queue, 303));
 
-    admin.get<{ Querystring: { done?: string; slug?: string } }>(ADMIN_PATHS.queue, async (request, reply) =>
-      queuePage(request, reply, { notice: doneNotice(request.query.done, request.query.slug) }),
-    );
+    admin.get<{ Querystring: { done?: string; slug?: string; page?: string } }>(ADMIN_PATHS.queue, async (request, reply) => {
+      // A page number that is not a whole number from 1 shows the first page.
+      const page = /^[1-9]\d{0,5}$/.test(request.query.page ?? '') ? Number(request.query.page) : 1;
+      return queuePage(request, reply, { notice: doneNotice(request.query.done, request.query.slug), page });
+    });
 
     admin.get<{ Querystring: { slug?: string } }>(ADMIN_PATHS.find, async (request, reply) => {
       const raw = request.query.slug;

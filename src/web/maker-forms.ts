@@ -1,3 +1,4 @@
+import { promoExpiryProblem } from '../catalog/listing-rules.ts';
 import type { CategoryChoice } from '../catalog/category-choices.ts';
 import type { Draft } from '../catalog/drafts.ts';
 import { listingChangesSchema, makerIssues, submissionSchema, type ListingChanges, type Submission } from '../catalog/maker-input.ts';
@@ -128,10 +129,19 @@ export function parseSubmissionForm(values: SubmissionValues, categories: readon
   for (const [name, message] of Object.entries(REQUIRED_TO_SUBMIT)) if (values[name as keyof SubmissionValues].trim() === '') errors[name] = message;
   const parsed = submissionSchema.safeParse(input);
   if (!parsed.success) for (const issue of makerIssues(parsed.error)) addError(errors, String(issue.path[0]), sentence(String(issue.path[0]), issue.message));
-  const category = parsed.success ? parsed.data.category : undefined;
-  if (category !== undefined && !categories.some((c) => c.slug === category)) addError(errors, 'category', unknownCategory(values.category));
+  checkCategory(errors, values.category, categories);
   if (!parsed.success || Object.keys(errors).length > 0) return { ok: false, errors: ordered(errors, SUBMISSION_FIELDS) };
   return { ok: true, value: parsed.data };
+}
+
+/**
+ * A category that does not exist, reported with every other problem of the form (not only once
+ * the rest is valid): the value as the schema would read it, when the schema itself had nothing
+ * to say about it.
+ */
+function checkCategory(errors: Record<string, string>, value: string, categories: readonly CategoryChoice[]): void {
+  const slug = value.trim().toLowerCase();
+  if (slug !== '' && !errors.category && !categories.some((c) => c.slug === slug)) addError(errors, 'category', unknownCategory(value));
 }
 
 /** Errors in the order the fields appear, so the summary reads top to bottom. */
@@ -182,8 +192,7 @@ export function parseListingForm(values: ListingValues, categories: readonly Cat
   if (values.pricing_model.trim() !== '') input.pricing_model = values.pricing_model;
   const parsed = listingChangesSchema.safeParse(input);
   if (!parsed.success) for (const issue of makerIssues(parsed.error)) addError(errors, String(issue.path[0]), sentence(String(issue.path[0]), issue.message));
-  const category = parsed.success ? parsed.data.category : undefined;
-  if (category !== undefined && !categories.some((c) => c.slug === category)) addError(errors, 'category', unknownCategory(values.category));
+  checkCategory(errors, values.category, categories);
   if (!parsed.success || Object.keys(errors).length > 0) return { ok: false, errors: ordered(errors, LISTING_FIELDS) };
   return { ok: true, value: parsed.data };
 }
@@ -257,7 +266,7 @@ export function profileFieldOf(path: readonly (string | number)[]): string {
  * The premium profile a form asks for. Empty FAQ rows are skipped (the form always offers a few);
  * a promo with every field empty is no promo. Issues on FAQ items name the row they came from.
  */
-export function parseProfileForm(values: ProfileValues): FormResult<PremiumProfile> {
+export function parseProfileForm(values: ProfileValues, now: Date = new Date()): FormResult<PremiumProfile> {
   // Which form row each kept question came from, so an error lands next to the right fields.
   const kept = values.faq.map((row, i) => ({ row, i })).filter(({ row }) => row.question.trim() !== '' || row.answer.trim() !== '');
   const promoFields = [values.promo_code, values.promo_discount, values.promo_url, values.promo_expires_at];
@@ -270,8 +279,12 @@ export function parseProfileForm(values: ProfileValues): FormResult<PremiumProfi
     faq: kept.map(({ row }) => ({ question: row.question, answer: row.answer })),
     promo,
   });
-  if (parsed.success) return { ok: true, value: parsed.data };
   const errors: Record<string, string> = {};
+  // A last day already past, reported with every other problem of the form.
+  const expiry = values.promo_expires_at.trim();
+  const expiryProblem = /^\d{4}-\d{2}-\d{2}$/.test(expiry) ? promoExpiryProblem(expiry, now) : undefined;
+  if (expiryProblem) addError(errors, 'promo_expires_at', sentence('promo_expires_at', `promo expiry date ${expiryProblem}`));
+  if (parsed.success) return expiryProblem ? { ok: false, errors: ordered(errors, PROFILE_FIELDS) } : { ok: true, value: parsed.data };
   for (const issue of profileIssues(parsed.error)) {
     // Back from the position among kept rows to the row of the form.
     const faqRow = issue.path[0] === 'faq' && typeof issue.path[1] === 'number' ? (kept[issue.path[1]]?.i ?? issue.path[1]) : undefined;

@@ -328,7 +328,7 @@ export function registerMakerListingPages(scope: FastifyInstance, deps: MakerLis
     const decision = decidePremiumProfileEdit(listing.state);
     if (!decision.allowed) return refused(reply, signed.session, listing, decision.message);
     const profileValues = profileValuesFrom(request.body);
-    const parsed = parseProfileForm(profileValues);
+    const parsed = parseProfileForm(profileValues, now());
     if (!parsed.ok) return renderEdit(reply, signed, listing, { profileValues, profileErrors: parsed.errors, status: 400 });
     try {
       const result = await editPremiumProfile(pool, urls, signed.makerId, listing.slug, parsed.value, now());

@@ -473,8 +473,15 @@ describe('the queue page at its size limit', () => {
       `INSERT INTO catalog.listings (slug, name, punchline, description, website, status, review_requested_at) VALUES ('bulk-last', 'Bulk last', 'Bulk', '', 'https://last.example', 'pending', now() + interval '1 hour')`,
     );
     const full = await cardsOf();
-    expect(full).toMatchObject({ cards: 50, text: expect.stringContaining('Showing the 50 oldest of 51.') });
+    expect(full).toMatchObject({ cards: 50, text: expect.stringContaining('51 waiting; showing 1 to 50, page 1 of 2.') });
     const page = parsePage(await (await admin.request('/admin/review')).text());
     expect(page.byId('listing-bulk-last')).toBeUndefined();
+    // The next page holds the newest request, and links back.
+    const next = page.all('a').find((a) => page.text(a) === 'Next page');
+    expect(page.attr(next!, 'href')).toBe('/admin/review?page=2');
+    const second = parsePage(await (await admin.request('/admin/review?page=2')).text());
+    expect(second.byId('listing-bulk-last')).toBeDefined();
+    expect(second.texts('p').join(' ')).toContain('51 waiting; showing 51 to 51, page 2 of 2.');
+    expect(second.all('a').some((a) => second.text(a) === 'Previous page')).toBe(true);
   });
 });

@@ -17,6 +17,13 @@ describe('the submission form', () => {
     expect(parsed.ok ? [] : Object.keys(parsed.errors)).toEqual(['website', 'name', 'punchline', 'description', 'category']);
   });
 
+  it('reports every invalid field at once: an unknown category beside an invalid website', () => {
+    const parsed = parseSubmissionForm(submissionValuesFrom({ ...base, website: 'javascript:alert(1)', category: 'no-such-cat' }), categories);
+    expect(parsed.ok ? [] : Object.keys(parsed.errors)).toEqual(['website', 'category']);
+    const edit = parseListingForm({ name: '', punchline: 'P', description: 'D', category: 'nope', pricing_model: '', social: '' }, categories);
+    expect(edit.ok ? [] : Object.keys(edit.errors)).toEqual(['name', 'category']);
+  });
+
   it('takes the first value of a field sent twice', () => {
     expect(submissionValuesFrom({ name: ['first', 'second'] }).name).toBe('first');
   });
@@ -45,5 +52,15 @@ describe('the premium profile form', () => {
     const values = profileValuesFrom({ faq_question: many, faq_answer: many });
     expect(values.faq).toHaveLength(33);
     expect(parseProfileForm(values)).toEqual({ ok: false, errors: { faq: 'FAQ must have at most 30 questions' } });
+  });
+});
+
+describe('the premium profile form', () => {
+  it('reports a past last day of a promo together with the other problems', () => {
+    const values = profileValuesFrom({ highlights: '', ideal_for: '', promo_code: 'SAVE', promo_discount: '10 %', promo_url: 'javascript:alert(1)', promo_expires_at: '2020-01-01' });
+    const parsed = parseProfileForm(values, new Date('2026-11-23T12:00:00Z'));
+    expect(parsed.ok ? [] : Object.keys(parsed.errors)).toEqual(['promo_url', 'promo_expires_at']);
+    const alone = parseProfileForm({ ...values, promo_url: '' }, new Date('2026-11-23T12:00:00Z'));
+    expect(alone).toEqual({ ok: false, errors: { promo_expires_at: expect.stringMatching(/^Promo expiry date must be today \(2026-11-23, UTC\) or later/) } });
   });
 });
