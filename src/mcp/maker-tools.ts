@@ -100,6 +100,9 @@ function requireMaker(tool: string): string {
   throw new CatalogError(check.status === 401 ? ErrorCode.UNAUTHORIZED : ErrorCode.FORBIDDEN, check.status, check.description);
 }
 
+/** The one argument of check_badge and upgrade_listing: one of the caller's listings. */
+const slugArgument = z.strictObject({ slug: z.string({ error: 'slug is required' }).trim().min(1, { error: 'slug is required' }).max(200, { error: 'slug must be at most 200 characters' }) });
+
 function parseArgs<T>(schema: z.ZodType<T>, args: unknown): T {
   const parsed = schema.safeParse(args ?? {});
   if (!parsed.success) throw badRequest(makerIssues(parsed.error));
@@ -265,7 +268,7 @@ export function registerMakerTools(server: McpServer, deps: McpDeps): void {
         const caller = currentCaller();
         await spendBudget(deps.rateLimits, caller, 'other');
         const makerId = requireMaker('check_badge');
-        const { slug } = parseArgs(z.strictObject({ slug: z.string({ error: 'slug is required' }).trim().min(1, { error: 'slug is required' }).max(200) }), args);
+        const { slug } = parseArgs(slugArgument, args);
         const answer = await checkBadge(maker, makerId, slug);
         const message = {
           found: `The badge links to the listing from ${answer.listing.website}. Press Verify on ${answer.listing.editUrl} to record it.`,
@@ -299,7 +302,7 @@ export function registerMakerTools(server: McpServer, deps: McpDeps): void {
         const caller = currentCaller();
         await spendBudget(deps.rateLimits, caller, 'other');
         const makerId = requireMaker('upgrade_listing');
-        const { slug } = parseArgs(z.strictObject({ slug: z.string({ error: 'slug is required' }).trim().min(1, { error: 'slug is required' }).max(200) }), args);
+        const { slug } = parseArgs(slugArgument, args);
         const { listing, payment } = await requestUpgrade(maker.pool, maker.urls, maker.payments, makerId, slug);
         return jsonResult({
           message: `Open ${payment.url} in a browser to pay ${formatPrice(payment.price)}; the listing moves to the premium plan once the payment is confirmed. Nothing has been charged.`,
