@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import { createAccounts, type Accounts } from './auth/accounts.ts';
 import { startAccountUpkeep } from './auth/upkeep.ts';
@@ -132,23 +131,15 @@ export async function startService(config: Config, opts: StartOptions): Promise<
       otherPerMinute: config.rateLimits.otherPerMinute,
       pagesPerMinute: config.rateLimits.pagesPerMinute,
       redisUrl: config.redisUrl,
-      onRedisError: (err) => logger.warn({ err }, 'rate-limit store unreachable; limiting in memory'),
+      onRedisError: (err) => logger.warn({ err }, 'Redis unreachable; request budgets and sign-in limits count in memory'),
     });
     cleanups.push(() => rateLimits.close());
 
-    // One connection for the write side's shared counters (sign-in, registration and draft
-    // limits); without Redis they count in this process's memory.
-    const redis = config.redisUrl
-      ? new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000, commandTimeout: 500, lazyConnect: false })
-      : undefined;
-    if (redis) {
-      redis.on('error', (err) => logger.warn({ err }, 'Redis unreachable; write-side limits count in memory'));
-      cleanups.push(async () => redis.disconnect());
-    }
     const accounts = await createAccounts({
       config,
       pool,
-      redis,
+      // The write side's counters (sign-in, registration) share the budgets' Redis connection.
+      redis: rateLimits.redis,
       log: logger,
       mcpPath: MCP_PATH,
       renderErrorPage: oauthErrorPageFor(config.publicUrl),

@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { buildLimiter } from '../util/keyed-limiter.ts';
 
 /**
  * Per-IP request budgets (spec section 8): searches and other calls are separate buckets of
@@ -24,6 +25,8 @@ export interface RateLimits {
   readonly windowSeconds: number;
   /** Counts of refused calls since start, per bucket. */
   readonly rejections: Record<Bucket, number>;
+  /** The Redis connection the budgets use (REDIS_URL), for other per-key limits of the process. */
+  readonly redis: Redis | undefined;
   close(): Promise<void>;
 }
 
@@ -60,17 +63,7 @@ export function createRateLimits(opts: RateLimitOptions): RateLimits {
     redis.on('error', (err) => opts.onRedisError?.(err));
   }
 
-  const make = (bucket: Bucket, points: number): RateLimiterAbstract => {
-    const memory = new RateLimiterMemory({ points, duration: windowSeconds, keyPrefix: `${prefix}:${bucket}` });
-    if (!redis) return memory;
-    return new RateLimiterRedis({
-      storeClient: redis,
-      points,
-      duration: windowSeconds,
-      keyPrefix: `${prefix}:${bucket}`,
-      insuranceLimiter: memory,
-    });
-  };
+  const make = (bucket: Bucket, points: number): RateLimiterAbstract => buildLimiter({ keyPrefix: `${prefix}:${bucket}`, points, durationSeconds: windowSeconds, redis });
 
   const limiters: Record<Bucket, { limiter: RateLimiterAbstract; points: number }> = {
     search: { limiter: make('search', opts.searchPerMinute), points: opts.searchPerMinute },
@@ -102,6 +95,7 @@ export function createRateLimits(opts: RateLimitOptions): RateLimits {
         throw err;
       }
     },
+    redis,
     async close() {
       if (redis) {
         redis.disconnect();

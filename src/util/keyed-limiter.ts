@@ -11,11 +11,22 @@ export interface KeyedLimiter {
   consume(key: string): Promise<{ allowed: boolean; retryAfterSeconds: number }>;
 }
 
-export function createKeyedLimiter(opts: { keyPrefix: string; points: number; durationSeconds: number; redis?: Redis | undefined }): KeyedLimiter {
+export interface LimiterOptions {
+  keyPrefix: string;
+  points: number;
+  durationSeconds: number;
+  redis?: Redis | undefined;
+}
+
+/** The limiter behind every per-key budget: Redis when there is one, with memory as insurance. */
+export function buildLimiter(opts: LimiterOptions): RateLimiterAbstract {
   const memory = new RateLimiterMemory({ points: opts.points, duration: opts.durationSeconds, keyPrefix: opts.keyPrefix });
-  const limiter: RateLimiterAbstract = opts.redis
-    ? new RateLimiterRedis({ storeClient: opts.redis, points: opts.points, duration: opts.durationSeconds, keyPrefix: opts.keyPrefix, insuranceLimiter: memory })
-    : memory;
+  if (!opts.redis) return memory;
+  return new RateLimiterRedis({ storeClient: opts.redis, points: opts.points, duration: opts.durationSeconds, keyPrefix: opts.keyPrefix, insuranceLimiter: memory });
+}
+
+export function createKeyedLimiter(opts: LimiterOptions): KeyedLimiter {
+  const limiter = buildLimiter(opts);
   return {
     async consume(key) {
       try {
