@@ -47,8 +47,3 @@ export async function findMakerByEmail(db: Queryable, email: string): Promise<Ma
   const { rows } = await db.query<{ id: string; email: string; is_admin: boolean }>('SELECT id, email, is_admin FROM catalog.makers WHERE lower(email) = lower($1)', [email]);
   return rows[0] ? toMaker(rows[0]) : undefined;
 }
-
-export async function findMakerById(db: Queryable, id: string): Promise<Maker | undefined> {
-  const { rows } = await db.query<{ id: string; email: string; is_admin: boolean }>('SELECT id, email, is_admin FROM catalog.makers WHERE id = $1', [id]);
-  return rows[0] ? toMaker(rows[0]) : undefined;
-}

@@ -15,8 +15,6 @@ import { getMakerListing, type ListingUrls, type MakerListing } from './maker-li
  * check_badge only looks (it records nothing); Verify on the edit page records what it finds.
  */
 export const BADGE_PATH = '/badge';
-/** How long after a verification the scheduled re-check looks again (later checks are spread over the day: badge-rechecks.ts). */
-export const BADGE_RECHECK_MS = 24 * 60 * 60 * 1000;
 
 export function badgeImageUrl(publicUrl: string, slug: string): string {
   return `${publicUrl}${BADGE_PATH}/${slug}.svg`;

@@ -44,7 +44,3 @@ export class SiteFetchError extends Error {
     this.status = opts.status;
   }
 }
-
-export function isSiteFetchError(err: unknown): err is SiteFetchError {
-  return err instanceof SiteFetchError;
-}
