@@ -8,7 +8,8 @@ import { ErrorCode } from '../contract/schemas.ts';
 import { checkBadge } from '../catalog/badges.ts';
 import { listingChangesSchema, listingChangesShape, makerIssues, submissionSchema, submissionShape } from '../catalog/maker-input.ts';
 import { editListing, getMakerListing, listMakerListings, type MakerListing } from '../catalog/maker-listings.ts';
-import { formatPrice, type PaymentLink } from '../catalog/payment-port.ts';
+import { formatPrice, minorUnitOf } from '../catalog/money.ts';
+import type { PaymentLink } from '../catalog/payment-port.ts';
 import { submitProduct, type SubmitOutcome } from '../catalog/submissions.ts';
 import { requestUpgrade } from '../catalog/upgrades.ts';
 import { currentCaller, spendBudget, type McpDeps } from './call-context.ts';
@@ -49,9 +50,10 @@ const listingOutput = z.object({
 
 const paymentOutput = z.object({
   url: z.string().describe('open in a browser to pay; nothing is charged before'),
-  price: z.string().describe('e.g. "29.00 USD"'),
-  amount_cents: z.number().int(),
-  currency: z.string(),
+  price: z.string().describe('the price as shown: the amount with its currency\'s decimals and the ISO 4217 code, e.g. "29.00 USD", "1500 JPY", "5.250 KWD"'),
+  amount_minor: z.number().int().describe("the amount in the currency's minor unit (ISO 4217): 2900 for 29.00 USD, 1500 for 1500 JPY, 5250 for 5.250 KWD"),
+  minor_unit: z.number().int().describe("the decimals of the currency's minor unit: 2 for USD, 0 for JPY, 3 for KWD"),
+  currency: z.string().describe('ISO 4217 code, lowercase'),
 });
 
 function listingJson(l: MakerListing): z.infer<typeof listingOutput> {
@@ -74,7 +76,7 @@ function listingJson(l: MakerListing): z.infer<typeof listingOutput> {
 }
 
 function paymentJson(p: PaymentLink): z.infer<typeof paymentOutput> {
-  return { url: p.url, price: formatPrice(p.price), amount_cents: p.price.amountCents, currency: p.price.currency };
+  return { url: p.url, price: formatPrice(p.price), amount_minor: p.price.amountMinor, minor_unit: minorUnitOf(p.price.currency) ?? 0, currency: p.price.currency };
 }
 
 function jsonResult(body: Record<string, unknown>): CallToolResult {

@@ -17,7 +17,7 @@ export const FLASH_EVENTS = ['published', 'pending_review', 'updated_live', 'sen
 const flashSchema = z.object({
   slug: z.string().max(200),
   event: z.enum(FLASH_EVENTS),
-  payment: z.object({ url: z.string().max(2048), amountCents: z.number().int().positive(), currency: z.string().regex(/^[a-z]{3}$/) }).nullable(),
+  payment: z.object({ url: z.string().max(2048), amountMinor: z.number().int().positive(), currency: z.string().regex(/^[a-z]{3}$/) }).nullable(),
 });
 
 export type Flash = z.infer<typeof flashSchema>;

@@ -98,7 +98,7 @@ function isListingSlug(slug: string): boolean {
 }
 
 function paymentFlash(payment: PaymentLink | null): Flash['payment'] {
-  return payment && { url: payment.url, amountCents: payment.price.amountCents, currency: payment.price.currency };
+  return payment && { url: payment.url, amountMinor: payment.price.amountMinor, currency: payment.price.currency };
 }
 
 export function registerMakerListingPages(scope: FastifyInstance, deps: MakerListingPagesDeps): void {
@@ -298,7 +298,7 @@ export function registerMakerListingPages(scope: FastifyInstance, deps: MakerLis
     const own = await ownListing(request, reply);
     if (!own) return reply;
     const flash = takeFlash(request, reply, own.listing.slug, secureCookies);
-    const payment = flash?.payment ? { url: flash.payment.url, price: { amountCents: flash.payment.amountCents, currency: flash.payment.currency } } : null;
+    const payment = flash?.payment ? { url: flash.payment.url, price: { amountMinor: flash.payment.amountMinor, currency: flash.payment.currency } } : null;
     return renderEdit(reply, own.signed, own.listing, { notice: flash ? NOTICES[flash.event](own.listing) : null, payment });
   });
 
