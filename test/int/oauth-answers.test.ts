@@ -10,7 +10,7 @@ import type { AuthorizationServerMetadata, OAuthClientInformationFull } from '@m
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TOKEN_BODY_LIMIT } from '../../src/http/oauth-routes.ts';
-import { Browser, decideConsent, oauthPost, pkcePair, signIn } from '../helpers/oauth.ts';
+import { decideConsent, oauthPost, pkcePair, signIn, type Browser } from '../helpers/oauth.ts';
 import { startTestStack, type TestStack } from '../helpers/stack.ts';
 
 /**
@@ -171,7 +171,7 @@ describe('Cache-Control: no-store', () => {
 
   it('is on every status the token, revocation and registration endpoints answer, preflights included', async () => {
     const client = await register();
-    const preflight = (path: string) => ({ method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } });
+    const preflight = () => ({ method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } });
     const seen = [
       // token: 400s, 401, 405, a body over the limit, and CORS
       await answer('/oauth/token', { method: 'POST', headers: form, body: `grant_type=password&client_id=${client.client_id}` }),
@@ -179,7 +179,7 @@ describe('Cache-Control: no-store', () => {
       await answer('/oauth/token', { method: 'POST', headers: { ...form, origin: 'null' }, body: `grant_type=refresh_token&client_id=${client.client_id}&refresh_token=x` }),
       await answer('/oauth/token', { method: 'GET' }),
       await answer('/oauth/token', { method: 'POST', headers: form, body: `grant_type=refresh_token&refresh_token=${'x'.repeat(TOKEN_BODY_LIMIT)}` }),
-      await answer('/oauth/token', preflight('/oauth/token')),
+      await answer('/oauth/token', preflight()),
       await answer('/oauth/token', { method: 'OPTIONS' }),
       // revocation: 200, 400, 401, 405, and CORS
       await answer('/oauth/revoke', { method: 'POST', headers: form, body: `token=not-a-token&client_id=${client.client_id}` }),
@@ -187,13 +187,13 @@ describe('Cache-Control: no-store', () => {
       await answer('/oauth/revoke', { method: 'POST', headers: form, body: 'token=x&client_id=no-such-client' }),
       await answer('/oauth/revoke', { method: 'POST', headers: form, body: 'token=x' }),
       await answer('/oauth/revoke', { method: 'GET' }),
-      await answer('/oauth/revoke', preflight('/oauth/revoke')),
+      await answer('/oauth/revoke', preflight()),
       // registration: 201, 400, 405, and CORS
       await answer('/oauth/register', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: [CALLBACK], token_endpoint_auth_method: 'none' }) }),
       await answer('/oauth/register', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: ['http://app.example/cb'] }) }),
       await answer('/oauth/register', { method: 'POST', headers: { 'content-type': 'application/json' }, body: 'not json' }),
       await answer('/oauth/register', { method: 'GET' }),
-      await answer('/oauth/register', preflight('/oauth/register')),
+      await answer('/oauth/register', preflight()),
     ];
     expect(seen.map((a) => `${a.path} ${a.status}`)).toEqual([
       '/oauth/token 400',
