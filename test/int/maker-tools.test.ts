@@ -383,7 +383,8 @@ describe('my_listings, update_listing, check_badge, upgrade_listing', () => {
       [{ slug: live, name: 'A<img src=x>' }, 'name'],
       [{ slug: live, category: 'nope' }, 'category'],
       [{ slug: live, description: '<iframe src="https://x.example"></iframe>' }, 'description'],
-      [{ slug: live, website: 'https://elsewhere.example' }, 'website'],
+      [{ slug: live, website: 'javascript:alert(1)' }, 'website'],
+      [{ slug: live, website: 'http://inside.example/' }, 'website'],
     ] as [Json, string][]) {
       const error = await refused(client, 'update_listing', args);
       expect(error.code, JSON.stringify(args)).toBe('BAD_REQUEST');
