@@ -64,21 +64,16 @@ export interface SubmissionFormProps {
   premiumPrice: Price;
 }
 
+/** The product's website, on the submission form and the edit page alike. */
+function WebsiteField({ value, error, hint }: { value: string; error: string | undefined; hint: string }) {
+  return <Field label="Website" name="website" type="url" required maxLength={WEBSITE_INPUT_MAX} value={value} error={error} hint={hint} autocomplete="url" />;
+}
+
 function SubmissionForm({ session, action, values, errors, categories, premiumPrice }: SubmissionFormProps) {
   const price = formatPrice(premiumPrice);
   return (
     <Form action={action} csrfToken={session.csrfToken} aria-label="Your product">
-      <Field
-        label="Website"
-        name="website"
-        type="url"
-        required
-        maxLength={WEBSITE_INPUT_MAX}
-        value={values.website}
-        error={errors.website}
-        hint="The product's own site, such as https://example.com. We read its home page for the logo and cover image."
-        autocomplete="url"
-      />
+      <WebsiteField value={values.website} error={errors.website} hint="The product's own site, such as https://example.com. We read its home page for the logo and cover image." />
       <Field label="Name" name="name" required maxLength={MAKER_LIMITS.nameMax} value={values.name} error={errors.name} />
       <Field label="Punchline" name="punchline" required maxLength={MAKER_LIMITS.punchlineMax} value={values.punchline} error={errors.punchline} hint="One line saying what it does." />
       <TextArea label="Description" name="description" required rows={8} maxLength={MAKER_LIMITS.descriptionMax} value={values.description} error={errors.description} hint={DESCRIPTION_HINT} />
@@ -408,17 +403,7 @@ function DetailsForm({ session, listing, categories, values, errors }: Pick<Edit
   return (
     <Card title="Listing details" id="details">
       <Form action={LISTING_PAGES.edit(listing.slug)} csrfToken={session.csrfToken} aria-label="Listing details">
-        <Field
-          label="Website"
-          name="website"
-          type="url"
-          required
-          maxLength={WEBSITE_INPUT_MAX}
-          value={values.website}
-          error={errors.website}
-          hint={websiteHint(listing)}
-          autocomplete="url"
-        />
+        <WebsiteField value={values.website} error={errors.website} hint={websiteHint(listing)} />
         <Field label="Name" name="name" required maxLength={MAKER_LIMITS.nameMax} value={values.name} error={errors.name} />
         <Field label="Punchline" name="punchline" required maxLength={MAKER_LIMITS.punchlineMax} value={values.punchline} error={errors.punchline} hint="One line saying what it does." />
         <TextArea label="Description" name="description" required rows={10} maxLength={MAKER_LIMITS.descriptionMax} value={values.description} error={errors.description} hint={DESCRIPTION_HINT} />

@@ -1,10 +1,10 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REJECTED_IS_FINAL } from '../../src/catalog/listing-rules.ts';
 import { decideListing } from '../../src/catalog/review.ts';
 import { makerToken } from '../helpers/oauth.ts';
 import { fillAndPost, notices, parsePage, shownErrors, signInMaker, startMakerSites, startMakerStack, type MakerBrowser, type MakerSites } from '../helpers/maker-pages.ts';
+import { makerClient as clientWithToken, tool, type Json } from '../helpers/review.ts';
 import type { TestStack } from '../helpers/stack.ts';
 
 /**
@@ -27,39 +27,27 @@ afterAll(async () => {
   await sites?.site.close();
 });
 
-type Json = Record<string, unknown>;
-type Answer = { ok: true; body: Json } | { ok: false; error: { code: string; message: string; data?: { issues: { path: string[]; message: string }[] } } };
+type ToolError = { code: string; message: string; data?: { issues: { path: string[]; message: string }[] } };
 
 let pathCounter = 0;
 /** A site of its own per use: a path on one of the makers' hosts. */
 const fresh = (host = 'good.example') => sites.url(host, `/site-${++pathCounter}`);
 
-let ipCounter = 0;
-/** A maker's MCP client, signed in with every maker scope, from an address of its own. */
+/** A maker's MCP client, signed in with every maker scope. */
 async function makerClient(email: string): Promise<Client> {
-  const { accessToken } = await makerToken(stack, email);
-  const client = new Client({ name: 'website-change-test', version: '1.0.0' });
-  const headers = { authorization: `Bearer ${accessToken}`, 'x-forwarded-for': `198.51.100.${++ipCounter}` };
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${stack.baseUrl}/api/mcp`), { requestInit: { headers } }));
-  return client;
-}
-
-async function call(client: Client, name: string, args: Json): Promise<Answer> {
-  const result = await client.callTool({ name, arguments: args });
-  const text = (result.content as { type: string; text: string }[])[0]!.text;
-  return result.isError ? { ok: false, error: JSON.parse(text) } : { ok: true, body: result.structuredContent as Json };
+  return clientWithToken(stack, (await makerToken(stack, email)).accessToken);
 }
 
 async function ok(client: Client, name: string, args: Json): Promise<Json> {
-  const r = await call(client, name, args);
-  if (!r.ok) throw new Error(`${name} failed: ${JSON.stringify(r.error)}`);
+  const r = await tool(client, name, args);
+  if (!r.ok) throw new Error(`${name} failed: ${JSON.stringify(r.body)}`);
   return r.body;
 }
 
-async function refused(client: Client, name: string, args: Json) {
-  const r = await call(client, name, args);
+async function refused(client: Client, name: string, args: Json): Promise<ToolError> {
+  const r = await tool(client, name, args);
   if (r.ok) throw new Error(`${name} succeeded: ${JSON.stringify(r.body)}`);
-  return r.error;
+  return r.body as ToolError;
 }
 
 /** A complete submission of the site: published at once unless the check holds it. */
@@ -77,8 +65,9 @@ async function mine(client: Client, slug: string): Promise<Json> {
   return ((await ok(client, 'my_listings', { slug })).listings as Json[])[0]!;
 }
 
+let ipCounter = 0;
 async function restProduct(slug: string): Promise<{ status: number; body: Json }> {
-  const res = await fetch(`${stack.baseUrl}/api/v1/products/${slug}`, { headers: { 'x-forwarded-for': `198.51.100.${++ipCounter}` } });
+  const res = await fetch(`${stack.baseUrl}/api/v1/products/${slug}`, { headers: { 'x-forwarded-for': `203.0.113.${++ipCounter % 250}` } });
   return { status: res.status, body: (await res.json()) as Json };
 }
 
