@@ -239,7 +239,7 @@ export async function createAuthorizationServer(opts: AuthorizationServerOptions
   // which clears every header and answers plain text. This runs outermost, so every answer of
   // the three endpoints leaves no-store, and a failure is answered as an OAuth error in JSON.
   provider.use(async (ctx, next) => {
-    if (!CLIENT_ENDPOINTS.has(ctx.path)) return next();
+    if (!CLIENT_ENDPOINTS.has(ctx.path.replace(/\/+$/, ''))) return next();
     try {
       await next();
     } catch (err) {
