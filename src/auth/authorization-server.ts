@@ -1,10 +1,11 @@
+import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Configuration, KoaContextWithOIDC, default as ProviderType } from 'oidc-provider';
 import type { Pool } from '../db/pool.ts';
 import { loadOidcProvider } from './load-oidc-provider.ts';
 import { CLIENT_DOCUMENT_MAX_BYTES, clientDocumentProblem } from './client-document-problem.ts';
-import { createOAuthStore } from './oauth-store.ts';
+import { createOAuthStore, spendCodeOnWrongVerifier } from './oauth-store.ts';
 import { dropResourceScopes, normalizeRedirectKind } from './redirect-uris.ts';
 import { RESOURCE_SCOPES, SCOPES } from './scopes.ts';
 import type { ServiceKeys } from './service-keys.ts';
@@ -19,8 +20,10 @@ import type { ServiceKeys } from './service-keys.ts';
  *   match, any port on loopback (RFC 8252) for clients whose redirects are on loopback;
  * - `resource` (RFC 8707) bound to codes and tokens: the MCP URL by default, `invalid_target`
  *   for anything else; access tokens are ES256 JWTs for that audience, valid one hour;
- * - refresh tokens only with offline_access, 30 days, rotated on every use; reuse of a spent one
- *   or of an authorization code revokes the grant;
+ * - refresh tokens only with offline_access (then named in the token answer's scope), 30 days,
+ *   rotated on every use; reuse of a spent one or of an authorization code revokes the grant;
+ *   a code presented with a wrong verifier is spent;
+ * - every answer of the token, revocation and registration endpoints is Cache-Control: no-store;
  * - every authorization goes through the consent page (src/web/oauth-pages.tsx), where a signed-in
  *   maker approves or denies; nothing is issued before Approve.
  *
@@ -35,6 +38,9 @@ export const OAUTH_ROUTES = {
 } as const;
 
 export const CONSENT_PATH = '/oauth/consent';
+
+/** The endpoints clients call directly: nothing they answer may be cached. */
+const CLIENT_ENDPOINTS: ReadonlySet<string> = new Set([OAUTH_ROUTES.token, OAUTH_ROUTES.revocation, OAUTH_ROUTES.registration]);
 
 const HOUR = 3600;
 const DAY = 24 * HOUR;
@@ -227,6 +233,42 @@ export async function createAuthorizationServer(opts: AuthorizationServerOptions
     opts.log.debug({ err: refusal(err) }, 'authorization request refused'),
   );
 
+  // The endpoints a client calls answer nothing a cache may keep, whatever the answer: the
+  // library marks its token and registration answers no-store, but not revocation's, nor its
+  // CORS preflights; and an error thrown past the library's own handlers would reach Koa's,
+  // which clears every header and answers plain text. This runs outermost, so every answer of
+  // the three endpoints leaves no-store, and a failure is answered as an OAuth error in JSON.
+  provider.use(async (ctx, next) => {
+    if (!CLIENT_ENDPOINTS.has(ctx.path.replace(/\/+$/, ''))) return next();
+    try {
+      await next();
+    } catch (err) {
+      opts.log.error({ err }, 'authorization server error');
+      ctx.status = 500;
+      ctx.body = { error: 'server_error', error_description: 'The authorization server could not answer this request; retry shortly.' };
+    }
+    ctx.set('cache-control', 'no-store');
+  });
+
+  // A code presented by its own client with a verifier that does not match is spent: whoever
+  // holds a stolen code gets one guess, and the client that made the request gets invalid_grant
+  // from then on, as for a code used twice. Nothing was issued for the code yet; the grant its
+  // consent made can now never issue anything, so it is revoked with it (it leaves the maker's
+  // Connected apps). A code already redeemed is left alone: a wrong verifier proves nothing, so
+  // it must not be a way for anyone who saw a used code to disconnect the maker's app (with the
+  // right verifier, a second redemption revokes what the first issued, as the library does).
+  provider.use(async (ctx, next) => {
+    await next();
+    const params = ctx.oidc?.params as { grant_type?: unknown; code?: unknown; code_verifier?: unknown } | undefined;
+    const client = ctx.oidc?.client;
+    if (ctx.oidc?.route !== 'token' || ctx.status !== 400 || !client || params?.grant_type !== 'authorization_code' || typeof params.code !== 'string') return;
+    if ((ctx.body as { error?: unknown } | undefined)?.error !== 'invalid_grant') return;
+    const verifier = typeof params.code_verifier === 'string' ? params.code_verifier : null;
+    const challenge = verifier === null ? null : createHash('sha256').update(verifier, 'ascii').digest('base64url');
+    const grantId = await spendCodeOnWrongVerifier(opts.pool, params.code, client.clientId, challenge);
+    if (grantId) await (await ctx.oidc.provider.Grant.find(grantId))?.destroy();
+  });
+
   // The site's own session says who the maker is (the consent page signs the authorization in);
   // the library's session is needed only while one authorization is under way. Ending it when
   // the authorization is answered means a browser later used by another maker never carries
@@ -266,6 +308,19 @@ export async function createAuthorizationServer(opts: AuthorizationServerOptions
       }
     });
   }
+
+  // A token answer that carries a refresh token says offline_access is granted: the library
+  // reports the access token's scopes (the resource's), and offline_access belongs to the
+  // grant, not to the resource. Innermost of ours, so whatever looks at the answer afterwards
+  // (the refresh replay above keeps it for a retry) sees it complete.
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.oidc?.route !== 'token' || ctx.status !== 200 || !ctx.body || typeof ctx.body !== 'object') return;
+    const body = ctx.body as { refresh_token?: unknown; scope?: unknown };
+    if (typeof body.refresh_token !== 'string') return;
+    const scopes = typeof body.scope === 'string' ? body.scope.split(' ').filter(Boolean) : [];
+    if (!scopes.includes('offline_access')) body.scope = [...scopes, 'offline_access'].join(' ');
+  });
 
   const callback = provider.callback();
   return {

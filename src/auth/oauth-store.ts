@@ -141,6 +141,25 @@ export function createOAuthStore(opts: OAuthStoreOptions): new (name: string) =>
   };
 }
 
+/**
+ * Spends an authorization code that its own client presented with a PKCE verifier that does not
+ * match its challenge (`challengeOfVerifier`: the S256 of the verifier presented, or null when
+ * none was). One statement, so only one caller ever spends a code: returns the code's grant id
+ * when this call spent it, null when the code is unknown, expired, another client's, already
+ * spent, or the verifier matches after all.
+ */
+export async function spendCodeOnWrongVerifier(pool: Pool, code: string, clientId: string, challengeOfVerifier: string | null): Promise<string | null> {
+  const { rows } = await pool.query<{ grant_id: string | null }>(
+    `UPDATE auth.oauth_records SET consumed_at = now()
+     WHERE kind = 'AuthorizationCode' AND id_key = $1 AND consumed_at IS NULL
+       AND (expires_at IS NULL OR expires_at > now())
+       AND payload->>'clientId' = $2 AND payload->>'codeChallenge' IS DISTINCT FROM $3
+     RETURNING grant_id`,
+    [hashTokenHex(code), clientId, challengeOfVerifier],
+  );
+  return rows[0]?.grant_id ?? null;
+}
+
 /** Deletes expired records and idle registered clients. Run now and then by the leader. */
 export async function pruneOAuthRecords(pool: Pool, clientIdleSeconds: number): Promise<number> {
   const { rowCount } = await pool.query(

@@ -11,7 +11,7 @@ export const RESOURCE_SCOPES: readonly Scope[] = ['listings:read', 'listings:wri
 export const SCOPE_MEANINGS: Record<Scope, string> = {
   'listings:read': "See your listings with their status, plan, review feedback and badge status, and check a listing's badge.",
   'listings:write':
-    'Edit the name, punchline, description, category, pricing model and social handle of your listings (under the review rules), submit new listings to your account, and get payment links for the premium plan.',
+    'Edit the website, name, punchline, description, category, pricing model and social handle of your listings (under the review rules), submit new listings to your account, and get payment links for the premium plan.',
   offline_access: 'Stay connected until you disconnect it, renewing its access without asking you again.',
 };
 

@@ -3,7 +3,7 @@ import { CatalogError, conflict } from '../contract/errors.ts';
 import { ErrorCode } from '../contract/schemas.ts';
 import { withTransaction, type Pool } from '../db/pool.ts';
 import { LISTING_PAGES } from './maker-listings.ts';
-import { formatPrice, type Price } from './payment-port.ts';
+import { formatPrice, type Price } from './money.ts';
 import type { PaymentProviderName } from './payments.ts';
 
 /**
@@ -84,8 +84,8 @@ export async function confirmPayment(deps: PaymentConfirmDeps, paymentId: string
       `SELECT l.id, l.slug, l.name, m.email FROM catalog.listings l LEFT JOIN catalog.makers m ON m.id = l.maker_id WHERE l.id = $1 FOR UPDATE OF l`,
       [found.rows[0].listing_id],
     );
-    const payment = await client.query<{ provider: PaymentProviderName; status: string; amount_cents: number; currency: string; maker_email: string | null }>(
-      `SELECT p.provider, p.status, p.amount_cents, p.currency, m.email AS maker_email
+    const payment = await client.query<{ provider: PaymentProviderName; status: string; amount_minor: number; currency: string; maker_email: string | null }>(
+      `SELECT p.provider, p.status, p.amount_minor, p.currency, m.email AS maker_email
          FROM catalog.payments p LEFT JOIN catalog.makers m ON m.id = p.maker_id
         WHERE p.id = $1 FOR UPDATE OF p`,
       [paymentId],
@@ -98,7 +98,7 @@ export async function confirmPayment(deps: PaymentConfirmDeps, paymentId: string
     }
     const result = {
       listing: { id: l.id, slug: l.slug, name: l.name },
-      price: { amountCents: p.amount_cents, currency: p.currency },
+      price: { amountMinor: p.amount_minor, currency: p.currency },
       makerEmail: l.email ?? p.maker_email,
     };
     if (p.status === 'paid') return { outcome: 'already_paid', ...result };

@@ -38,10 +38,53 @@ export function decideMakerEdit(state: ListingState): EditDecision {
     case 'live':
       return { allowed: true, nextStatus: 'live', reviewRequested: false };
     case 'rejected':
-      return { allowed: false, message: 'This listing was rejected and cannot be edited. Submit the product again if it has changed, or contact the directory.' };
+      return { allowed: false, message: REJECTED_IS_FINAL };
     default:
       return { allowed: true, nextStatus: 'pending', reviewRequested: true };
   }
+}
+
+/** What a maker reads about a rejected listing, wherever it stops them. */
+export const REJECTED_IS_FINAL =
+  'This listing was rejected: it cannot be edited, and its site cannot be submitted again as a new listing. If you think the decision is wrong, contact the directory.';
+
+// ---------------------------------------------------------------------------------------------
+// A change of website (update_listing and the edit page)
+
+export type WebsiteChangeDecision =
+  | { readonly allowed: true; readonly nextStatus: ListingStatus; readonly reviewRequested: boolean; readonly acceptedNow: boolean }
+  | { readonly allowed: false; readonly message: string };
+
+/**
+ * A new website (one of another website identity: src/sites/website-identity.ts) is an edit
+ * under the rules above, and the new site passes what a submission's site passes, before
+ * anything is written: the safe fetch and inspection, not already listed in the directory, not
+ * already one of the maker's own listings (rejected ones included). The automatic check then runs
+ * on the new site with the listing's fields as they will be, exactly as for submit_product, and
+ * decides only for a live listing:
+ * - the check passes: the change is accepted at once; the listing stays live with the new site,
+ *   and the old site is free;
+ * - it does not: the listing goes to review (pending, the check's reasons recorded for the
+ *   reviewer), and the old site's identity stays reserved to this listing (nobody else can
+ *   submit it; its maker's own submission of it answers already_submitted) until a reviewer
+ *   accepts the change by approving the listing, which frees it.
+ * A listing that is not live goes (back) to review as any edit sends it, whatever the check
+ * says: a passing check never takes a listing past a reviewer's request for changes or an
+ * admin's hiding. Its old site is reserved in the same way until the approval.
+ * A rejected listing cannot be edited, its website included.
+ *
+ * What depends on the site is derived again with it: the badge counts as verified no more (it
+ * was found on the old site: Verify looks on the new one), so a free listing's link to its site
+ * is nofollow until then; a logo or cover taken from the old site is replaced by what the new
+ * site offers (none when it offers none); one set by an import stays. An address of the same
+ * identity (https for http, www added, a trailing slash) is a plain edit of the field: the same
+ * site, nothing checked again.
+ */
+export function decideWebsiteChange(state: ListingState, checkPassed: boolean): WebsiteChangeDecision {
+  const edit = decideMakerEdit(state);
+  if (!edit.allowed) return edit;
+  if (state.status === 'live' && checkPassed) return { allowed: true, nextStatus: 'live', reviewRequested: false, acceptedNow: true };
+  return { allowed: true, nextStatus: 'pending', reviewRequested: true, acceptedNow: false };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -149,7 +149,7 @@ const pricingModel = z.enum(pricingModelSchema.options, { error: `pricing_model 
 const productType = z.enum(productTypeSchema.options, { error: `product_type must be ${productTypeSchema.options.join(' or ')}` });
 export const planSchema = z.enum(['free', 'premium'], { error: 'plan must be free or premium' });
 
-/** The editable fields (update_listing and the edit page). */
+/** The editable fields (update_listing and the edit page); the website too (listingChangesSchema). */
 export const listingChangesShape = {
   name: plainText('name', MAKER_LIMITS.nameMax),
   punchline: plainText('punchline', MAKER_LIMITS.punchlineMax),
@@ -178,6 +178,7 @@ export type Submission = z.output<typeof submissionSchema>;
 
 export const listingChangesSchema = z
   .strictObject({
+    website: website.optional(),
     name: listingChangesShape.name.optional(),
     punchline: listingChangesShape.punchline.optional(),
     description: listingChangesShape.description.optional(),
@@ -185,7 +186,7 @@ export const listingChangesSchema = z
     pricing_model: listingChangesShape.pricing_model.optional(),
     social: listingChangesShape.social.optional(),
   })
-  .refine((v) => Object.values(v).some((x) => x !== undefined), { error: 'give at least one field to change: name, punchline, description, category, pricing_model or social' });
+  .refine((v) => Object.values(v).some((x) => x !== undefined), { error: 'give at least one field to change: website, name, punchline, description, category, pricing_model or social' });
 export type ListingChanges = z.output<typeof listingChangesSchema>;
 
 /** One issue per rejected field, its message naming the field. */

@@ -1,6 +1,6 @@
 import type { Pool, PoolClient } from '../db/pool.ts';
 import type { HiddenReason, ListingState, ListingStatus, Plan } from './listing-rules.ts';
-import type { Price } from './payment-port.ts';
+import type { Price } from './money.ts';
 
 /**
  * Payments for the premium plan as the write model holds them (catalog.payments): one row per
@@ -35,7 +35,7 @@ interface Row {
   id: string;
   provider: PaymentProviderName;
   provider_ref: string | null;
-  amount_cents: number;
+  amount_minor: number;
   currency: string;
   status: PaymentStatus;
   created_at: Date;
@@ -54,7 +54,7 @@ interface Row {
 export async function findPayment(db: Queryable, id: string): Promise<Payment | undefined> {
   if (!isPaymentId(id)) return undefined;
   const { rows } = await db.query<Row>(
-    `SELECT p.id, p.provider, p.provider_ref, p.amount_cents, p.currency, p.status, p.created_at, p.paid_at,
+    `SELECT p.id, p.provider, p.provider_ref, p.amount_minor, p.currency, p.status, p.created_at, p.paid_at,
             l.id AS listing_id, l.slug, l.name, l.status::text AS listing_status, l.hidden_reason, l.plan::text AS plan,
             l.badge_status, l.listed_at
        FROM catalog.payments p JOIN catalog.listings l ON l.id = p.listing_id
@@ -67,7 +67,7 @@ export async function findPayment(db: Queryable, id: string): Promise<Payment | 
     id: row.id,
     provider: row.provider,
     providerRef: row.provider_ref,
-    price: { amountCents: row.amount_cents, currency: row.currency },
+    price: { amountMinor: row.amount_minor, currency: row.currency },
     status: row.status,
     createdAt: row.created_at,
     paidAt: row.paid_at,

@@ -48,7 +48,7 @@ export function decisionMail(decision: MailedDecision, input: DecisionMailInput)
           `Your listing ${listing.name} was reviewed and rejected.`,
           '',
           ...note("The reviewer's reason:"),
-          'A rejected listing cannot be edited. You can see it on its page in your dashboard:',
+          'A rejected listing cannot be edited, and its site cannot be submitted again as a new listing. You can see it on its page in your dashboard:',
           '',
           editPage,
         ].join('\n'),

@@ -38,6 +38,8 @@ export interface ReviewItem {
   readonly name: string;
   readonly punchline: string;
   readonly website: string;
+  /** The site the listing had before a change of website waiting for this review: reserved to it until approved. */
+  readonly previousWebsite: string | null;
   readonly category: string | null;
   readonly status: ListingStatus;
   readonly hiddenReason: HiddenReason | null;
@@ -82,6 +84,7 @@ interface Row {
   punchline: string;
   website: string;
   website_key: string | null;
+  previous_website: string | null;
   category: string | null;
   status: ListingStatus;
   hidden_reason: HiddenReason | null;
@@ -98,7 +101,7 @@ interface Row {
   status_before_hide: ListingStatus | null;
 }
 
-const SELECT = `SELECT l.id, l.slug, l.name, l.punchline, l.website, l.website_key, l.category, l.status::text AS status, l.hidden_reason,
+const SELECT = `SELECT l.id, l.slug, l.name, l.punchline, l.website, l.website_key, l.previous_website, l.category, l.status::text AS status, l.hidden_reason,
     l.featured, l.plan::text AS plan, l.badge_status, m.email AS maker_email, l.review_requested_at, l.created_at, l.listed_at,
     l.check_reasons, l.site_snapshot, l.review_feedback,
     (SELECT d.from_status::text FROM catalog.review_decisions d
@@ -158,6 +161,7 @@ function toItem(row: Row, sameWebsite: SameWebsite[], urls: ListingUrls): Review
     name: row.name,
     punchline: row.punchline,
     website: row.website,
+    previousWebsite: row.previous_website,
     category: row.category,
     status: row.status,
     hiddenReason: row.hidden_reason,

@@ -17,7 +17,8 @@ import type { HiddenReason, ListingStatus, Plan } from './listing-rules.ts';
  *
  * - A listing goes live only with a name and a punchline; `listed_at` is set the first time it
  *   goes live and kept afterwards (a listing hidden and restored keeps its place).
- * - A rejected listing is final: nothing moves it (the maker submits the product again).
+ * - A rejected listing is final: nothing moves it, its maker cannot edit it, and its site is not
+ *   submitted again by its maker as a new listing (already_submitted, with the feedback).
  * - Only a live listing can be featured; it keeps the flag through hide and restore, and the flag
  *   shows publicly only while the listing is live.
  * - Restore brings a listing back to where it was hidden from: a hidden live listing comes back

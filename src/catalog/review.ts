@@ -101,9 +101,13 @@ export async function decideListing(deps: ReviewDeps, slug: string, request: Dec
           SET status = $2, hidden_reason = $3, featured = $4, listed_at = $5,
               review_feedback = CASE WHEN $6 THEN $7 ELSE review_feedback END,
               review_requested_at = CASE WHEN $8 THEN COALESCE(review_requested_at, $9) ELSE review_requested_at END,
+              -- a listing going live by a decision has its change of website accepted: the site
+              -- it kept reserved meanwhile is free (listing-rules.ts, decideWebsiteChange)
+              previous_website = CASE WHEN $10 THEN NULL ELSE previous_website END,
+              previous_website_key = CASE WHEN $10 THEN NULL ELSE previous_website_key END,
               updated_at = $9
         WHERE id = $1`,
-      [row.id, change.to, change.hiddenReason, change.featured, change.listedAt, change.replacesMakerFeedback, change.feedback, change.entersQueue, now],
+      [row.id, change.to, change.hiddenReason, change.featured, change.listedAt, change.replacesMakerFeedback, change.feedback, change.entersQueue, now, change.to === 'live'],
     );
     const inserted = await client.query<{ id: number }>(
       `INSERT INTO catalog.review_decisions (listing_id, decided_by, action, from_status, to_status, feedback, created_at)

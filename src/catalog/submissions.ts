@@ -1,16 +1,14 @@
-import { CatalogError, badRequest, conflict } from '../contract/errors.ts';
+import { CatalogError, conflict } from '../contract/errors.ts';
 import { ErrorCode } from '../contract/schemas.ts';
 import type { Pool } from '../db/pool.ts';
 import { withTransaction } from '../db/pool.ts';
-import { inspectSite, type SiteInspection } from '../sites/inspect-site.ts';
-import type { SiteFetcher } from '../sites/safe-fetch.ts';
-import { SiteFetchError } from '../sites/site-fetch-error.ts';
 import { websiteIdentity } from '../sites/website-identity.ts';
 import { saveDraft, spendClaim, type DraftFields, type DraftReason } from './drafts.ts';
-import { automaticCheck, blocklistEntryFor, type CheckReason, type SiteFacts } from './listing-rules.ts';
+import type { CheckReason } from './listing-rules.ts';
 import { renderDescription, type Submission } from './maker-input.ts';
 import { assertCategoryExists, getMakerListing, type ListingUrls, type MakerListing } from './maker-listings.ts';
 import type { PaymentLink, PaymentLinks } from './payment-port.ts';
+import { assertReachableHost, bestIcon, checkListingSite, inspectListingSite, listedSite, makersListingOfSite, siteSnapshot, type InspectedSite, type ListedSite, type SiteCheckDeps } from './site-check.ts';
 import { freeSlug, slugFromName } from './slugs.ts';
 
 /**
@@ -20,22 +18,20 @@ import { freeSlug, slugFromName } from './slugs.ts';
  * - Without listings:write (or without sign-in), submit_product saves a private draft and
  *   returns a claim link; nothing is published or charged.
  * - With listings:write: already_listed when the site is live in the directory (whoever listed
- *   it), already_submitted when this maker has a listing for it; otherwise the site is inspected
+ *   it) or reserved to another maker's listing whose change of website waits for review,
+ *   already_submitted when this maker has a listing for it, whatever its state (a rejected one
+ *   included: its site is not submitted again as a new listing); otherwise the site is inspected
  *   (outside any transaction), a site without any usable cover image or icon becomes a draft with
  *   a claim link, and the automatic check publishes the listing or holds it for review.
  * - A premium plan adds a payment link; the plan changes only once the maker has paid.
  *
  * Duplicates are found by website identity (src/sites/website-identity.ts).
  */
-export interface SubmissionDeps {
+export interface SubmissionDeps extends SiteCheckDeps {
   pool: Pool;
-  fetcher: SiteFetcher;
-  hostRefusal: (hostname: string) => Promise<string | null>;
   urls: ListingUrls;
   payments: PaymentLinks;
   draftCapPerDay: number;
-  /** Hosts whose sites are held for review (SITE_BLOCKLIST). */
-  blocklist: readonly string[];
   now?: () => Date;
 }
 
@@ -51,40 +47,13 @@ export interface Submitter {
 export type SubmitOutcome =
   | { readonly outcome: 'published' | 'pending_review'; readonly listing: MakerListing; readonly payment: PaymentLink | null; readonly reasons: readonly CheckReason[] }
   | { readonly outcome: 'draft_saved'; readonly claimUrl: string; readonly expiresAt: Date; readonly reason: DraftReason }
-  | { readonly outcome: 'already_listed'; readonly live: { readonly slug: string; readonly name: string; readonly url: string } }
+  | { readonly outcome: 'already_listed'; readonly live: ListedSite }
   | { readonly outcome: 'already_submitted'; readonly listing: MakerListing };
 
-interface Inspected {
-  facts: SiteFacts;
-  inspection: SiteInspection | undefined;
-}
-
-async function inspectForSubmission(fetcher: SiteFetcher, website: string): Promise<Inspected> {
-  try {
-    const inspection = await inspectSite(website, fetcher);
-    const redirectedElsewhere = hostKey(inspection.url) !== hostKey(website);
-    return {
-      inspection,
-      facts: { reachable: true, redirectedElsewhere, hasCover: inspection.cover !== null, hasIcon: inspection.icons.length > 0 },
-    };
-  } catch (err) {
-    if (!(err instanceof SiteFetchError)) throw err;
-    return { inspection: undefined, facts: { reachable: false, problem: err.message, hasCover: false, hasIcon: false } };
-  }
-}
-
-function hostKey(url: string): string {
-  return new URL(url).hostname.toLowerCase().replace(/^www\./, '');
-}
-
-/** The icon a listing shows as its logo: an apple-touch-icon, else the largest declared, else any. */
-function bestIcon(inspection: SiteInspection | undefined): string | null {
-  const icons = inspection?.icons ?? [];
-  const size = (s: string | null) => Math.max(0, ...(s ?? '').split(/\s+/).map((d) => Number(d.split('x')[0]) || 0));
-  const touch = icons.find((i) => i.rel.startsWith('apple-touch-icon'));
-  if (touch) return touch.url;
-  const sorted = [...icons].sort((a, b) => size(b.sizes) - size(a.sizes));
-  return sorted[0]?.url ?? null;
+/** What is refused outright, before anything is saved: an unknown category, and a website that leads to an address the service never connects to. */
+async function assertAcceptable(deps: SubmissionDeps, submission: Submission): Promise<void> {
+  if (submission.category !== undefined) await assertCategoryExists(deps.pool, submission.category);
+  await assertReachableHost(deps, submission.website);
 }
 
 function draftFields(submission: Submission): DraftFields {
@@ -92,34 +61,13 @@ function draftFields(submission: Submission): DraftFields {
   return fields;
 }
 
-async function liveDuplicate(pool: Pool, urls: ListingUrls, websiteKey: string) {
-  const { rows } = await pool.query<{ slug: string; name: string }>(
-    `SELECT slug, name FROM catalog.listings WHERE website_key = $1 AND status = 'live' ORDER BY listed_at LIMIT 1`,
-    [websiteKey],
-  );
-  return rows[0] ? { slug: rows[0].slug, name: rows[0].name, url: `${urls.siteUrl}/products/${rows[0].slug}` } : undefined;
-}
-
-/** The maker's own listing of the site; a rejected one does not count (it may be submitted anew). */
-async function ownDuplicate(pool: Pool, urls: ListingUrls, makerId: string, websiteKey: string): Promise<MakerListing | undefined> {
-  const { rows } = await pool.query<{ slug: string }>(
-    `SELECT slug FROM catalog.listings WHERE maker_id = $1 AND website_key = $2 AND status <> 'rejected' ORDER BY created_at DESC LIMIT 1`,
-    [
-      makerId,
-      websiteKey,
-    ],
-  );
-  return rows[0] ? getMakerListing(pool, urls, makerId, rows[0].slug) : undefined;
-}
-
-/**
- * What is refused outright, before anything is saved: an unknown category, and a website whose
- * name leads to an address the service never connects to (private, loopback, metadata…).
- */
-async function assertAcceptable(deps: SubmissionDeps, submission: Submission): Promise<void> {
-  if (submission.category !== undefined) await assertCategoryExists(deps.pool, submission.category);
-  const refusal = await deps.hostRefusal(new URL(submission.website).hostname);
-  if (refusal) throw badRequest([{ path: ['website'], message: `The website is not reachable from the internet: ${refusal}.` }]);
+/** The site is already another listing's (listed), or already one of this maker's (submitted). */
+async function duplicateOf(deps: SubmissionDeps, makerId: string, websiteKey: string): Promise<SubmitOutcome | undefined> {
+  const live = await listedSite(deps.pool, deps.urls, websiteKey, { makerId });
+  if (live) return { outcome: 'already_listed', live };
+  const own = await makersListingOfSite(deps.pool, deps.urls, makerId, websiteKey);
+  if (own) return { outcome: 'already_submitted', listing: own };
+  return undefined;
 }
 
 export async function submitProduct(deps: SubmissionDeps, submitter: Submitter, submission: Submission): Promise<SubmitOutcome> {
@@ -143,12 +91,10 @@ export async function submitProduct(deps: SubmissionDeps, submitter: Submitter, 
   if (!submitter.canWrite || submitter.makerId === null) return draft(submitter.makerId === null ? 'signed_out' : 'no_write_scope');
   const makerId = submitter.makerId;
 
-  const live = await liveDuplicate(deps.pool, deps.urls, websiteKey);
-  if (live) return { outcome: 'already_listed', live };
-  const own = await ownDuplicate(deps.pool, deps.urls, makerId, websiteKey);
-  if (own) return { outcome: 'already_submitted', listing: own };
+  const duplicate = await duplicateOf(deps, makerId, websiteKey);
+  if (duplicate) return duplicate;
 
-  const inspected = await inspectForSubmission(deps.fetcher, submission.website);
+  const inspected = await inspectListingSite(deps.fetcher, submission.website);
   // A site read and found without any usable image becomes a draft; a site that could not be
   // read goes through the automatic check, which holds it for review with the reason.
   if (inspected.facts.reachable && !inspected.facts.hasCover && !inspected.facts.hasIcon) return draft('no_usable_image');
@@ -164,11 +110,9 @@ export async function submitFromForm(deps: SubmissionDeps, makerId: string, subm
   const now = deps.now?.() ?? new Date();
   await assertAcceptable(deps, submission);
   const websiteKey = websiteIdentity(submission.website);
-  const live = await liveDuplicate(deps.pool, deps.urls, websiteKey);
-  if (live) return { outcome: 'already_listed', live };
-  const own = await ownDuplicate(deps.pool, deps.urls, makerId, websiteKey);
-  if (own) return { outcome: 'already_submitted', listing: own };
-  const inspected = await inspectForSubmission(deps.fetcher, submission.website);
+  const duplicate = await duplicateOf(deps, makerId, websiteKey);
+  if (duplicate) return duplicate;
+  const inspected = await inspectListingSite(deps.fetcher, submission.website);
   return createListing(deps, makerId, submission, websiteKey, inspected, now, draftId);
 }
 
@@ -177,31 +121,18 @@ async function createListing(
   makerId: string,
   submission: Submission,
   websiteKey: string,
-  { facts, inspection }: Inspected,
+  site: InspectedSite,
   now: Date,
   draftId: string | undefined,
 ): Promise<SubmitOutcome> {
-  const blockedBy = blocklistEntryFor(new URL(submission.website).hostname, deps.blocklist);
-  const check = automaticCheck({
-    site: facts,
-    name: submission.name,
-    punchline: submission.punchline,
-    description: submission.description,
-    category: submission.category,
-    blockedBy,
-  });
-  const reasons = [...check.reasons];
-  if (!facts.hasCover && !facts.hasIcon && facts.reachable) reasons.push({ code: 'no_image', message: 'The site offers no usable cover image or icon.' });
-  const publish = check.publish && reasons.length === 0;
+  const { publish, reasons } = checkListingSite(deps, submission.website, site, submission);
+  const { inspection } = site;
   const host = new URL(submission.website).hostname.replace(/^www\./, '');
   // A listing needs a name and a punchline to exist; when the maker gave none, the site's own
   // words stand in and the listing waits for review (the reasons say so).
   const name = submission.name ?? inspection?.title?.slice(0, 200) ?? host;
   const punchline = submission.punchline ?? inspection?.description?.slice(0, 300) ?? '';
   const descriptionSource = submission.description ?? '';
-  const siteSnapshot = inspection
-    ? { url: inspection.url, title: inspection.title, description: inspection.description, cover: inspection.cover, icon: bestIcon(inspection), faq: inspection.faq.length }
-    : { problem: facts.problem ?? null };
 
   const slug = await withTransaction(deps.pool, async (client) => {
     const slug = await freeSlug(client, slugFromName(name, slugFromName(host, 'listing')));
@@ -231,7 +162,7 @@ async function createListing(
         publish ? now : null,
         makerId,
         JSON.stringify(reasons),
-        JSON.stringify(siteSnapshot),
+        JSON.stringify(siteSnapshot(site)),
         publish ? null : now,
         now,
       ],

@@ -120,6 +120,9 @@ export async function upsertListings(client: PoolClient, rows: readonly ListingR
        -- the imported HTML is now what a maker edits
        description_source = CASE WHEN l.description IS DISTINCT FROM EXCLUDED.description THEN NULL ELSE l.description_source END,
        maker_id = COALESCE(EXCLUDED.maker_id, l.maker_id),
+       -- the file says what the listing's site is: a site kept reserved by a change of website
+       -- that waited for review is free
+       previous_website = NULL, previous_website_key = NULL,
        updated_at = now()`,
     [JSON.stringify(payload)],
   );

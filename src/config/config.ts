@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { parsePrice, type Price } from '../catalog/money.ts';
+import { stripeAmountProblem } from '../payments/stripe-amounts.ts';
 
 /**
  * The whole configuration of a process, read once from the environment.
@@ -13,9 +15,6 @@ const postgresUrl = z
   .regex(/^postgres(ql)?:\/\//, { error: 'must be a postgres:// or postgresql:// URL' });
 
 const redisUrl = z.string().regex(/^rediss?:\/\//, { error: 'must be a redis:// or rediss:// URL' });
-
-/** Currencies Stripe counts in whole units (no cents). */
-const ZERO_DECIMAL_CURRENCIES = new Set(['bif', 'clp', 'djf', 'gnf', 'jpy', 'kmf', 'krw', 'mga', 'pyg', 'rwf', 'ugx', 'vnd', 'vuv', 'xaf', 'xof', 'xpf']);
 
 const smtpUrl = z.string().regex(/^smtps?:\/\/[^\s]+$/, { error: 'must be an smtp:// or smtps:// URL, e.g. smtp://user:password@mail.example.com:587' });
 
@@ -98,19 +97,10 @@ export const envSchema = z.object({
     .string()
     .default('29.00 USD')
     .transform((v, ctx) => {
-      const m = /^\s*(\d{1,7})(?:\.(\d{1,2}))?\s*([A-Za-z]{3})\s*$/.exec(v);
-      const amountCents = m ? Number(m[1]) * 100 + Number((m[2] ?? '0').padEnd(2, '0')) : 0;
-      if (!m || amountCents === 0) {
-        ctx.addIssue({ code: 'custom', message: 'must be an amount and a currency code, e.g. "29.00 USD"' });
-        return z.NEVER;
-      }
-      const currency = m[3]!.toLowerCase();
-      // Prices are kept in hundredths; a currency without minor units would be charged 100 times over.
-      if (ZERO_DECIMAL_CURRENCIES.has(currency)) {
-        ctx.addIssue({ code: 'custom', message: `${currency.toUpperCase()} has no minor unit; use a currency with cents, e.g. "29.00 USD" or "25.00 EUR"` });
-        return z.NEVER;
-      }
-      return { amountCents, currency };
+      const parsed = parsePrice(v);
+      if (parsed.ok) return parsed.price;
+      ctx.addIssue({ code: 'custom', message: parsed.message });
+      return z.NEVER;
     }),
   SITE_BLOCKLIST: z
     .string()
@@ -179,7 +169,8 @@ export interface Config {
     readonly blocklist: readonly string[];
   };
   readonly payments: {
-    readonly premiumPrice: { readonly amountCents: number; readonly currency: string };
+    /** In any ISO 4217 currency, counted in its minor unit (src/catalog/money.ts). */
+    readonly premiumPrice: Price;
     /** Stripe Checkout when set; otherwise the built-in checkout, which moves no money. */
     readonly stripe:
       | {
@@ -216,6 +207,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     throw new ConfigError(lines.join('\n'));
   }
   const e = parsed.data;
+  // Stripe counts some currencies in other units than ISO 4217 does (src/payments/stripe-amounts.ts):
+  // a price it cannot charge exactly stops the start rather than the first payment.
+  const stripeProblem = e.STRIPE_SECRET_KEY ? stripeAmountProblem(e.PREMIUM_PRICE) : undefined;
+  if (stripeProblem) throw new ConfigError(`PREMIUM_PRICE: ${stripeProblem} (STRIPE_SECRET_KEY is set)`);
   const publicUrl = e.PUBLIC_URL ?? `http://${e.HOST.includes(':') ? `[${e.HOST}]` : e.HOST === '0.0.0.0' ? 'localhost' : e.HOST}:${e.PORT}`;
   const config: Config = {
     databaseUrl: e.DATABASE_URL,

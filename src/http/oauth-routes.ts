@@ -175,7 +175,8 @@ export async function registerOAuthRoutes(app: FastifyInstance, deps: OAuthRoute
     route(`${PROTECTED_RESOURCE_PATH}${deps.mcpPath}`, ['GET', 'OPTIONS'], resourceMetadata);
 
     route(OAUTH_ROUTES.registration, ['POST', 'OPTIONS'], async (request, reply) => {
-      if (request.method === 'OPTIONS') return preflight(reply, 'POST');
+      // Like every answer of the endpoints clients call (authorization-server.ts), never cached.
+      if (request.method === 'OPTIONS') return preflight(reply.header('cache-control', 'no-store'), 'POST');
       allowAnyOrigin(reply);
       const decision = await deps.registrationLimiter.consume(request.ip);
       if (!decision.allowed) {

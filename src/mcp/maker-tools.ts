@@ -7,8 +7,9 @@ import { CatalogError, badRequest, internalError } from '../contract/errors.ts';
 import { ErrorCode } from '../contract/schemas.ts';
 import { checkBadge } from '../catalog/badges.ts';
 import { listingChangesSchema, listingChangesShape, makerIssues, submissionSchema, submissionShape } from '../catalog/maker-input.ts';
-import { editListing, getMakerListing, listMakerListings, type MakerListing } from '../catalog/maker-listings.ts';
-import { formatPrice, type PaymentLink } from '../catalog/payment-port.ts';
+import { editListing, getMakerListing, listMakerListings, type EditResult, type MakerListing } from '../catalog/maker-listings.ts';
+import { formatPrice, minorUnitOf } from '../catalog/money.ts';
+import type { PaymentLink } from '../catalog/payment-port.ts';
 import { submitProduct, type SubmitOutcome } from '../catalog/submissions.ts';
 import { requestUpgrade } from '../catalog/upgrades.ts';
 import { currentCaller, spendBudget, type McpDeps } from './call-context.ts';
@@ -40,6 +41,7 @@ const listingOutput = z.object({
   badge: z.enum(['verified', 'not_verified', 'not_needed']).describe('the directory badge on your site (premium listings need none)'),
   feedback: z.string().nullable().describe("the reviewer's latest feedback"),
   website: z.string(),
+  previous_website: z.string().nullable().describe('the site the listing had before a change of website that waits for review: reserved to it until a reviewer approves'),
   category: z.string().nullable(),
   url: z.string().describe('the public listing page (answers while the listing is live)'),
   edit_url: z.string().describe('the page where you edit the listing in the browser'),
@@ -49,9 +51,10 @@ const listingOutput = z.object({
 
 const paymentOutput = z.object({
   url: z.string().describe('open in a browser to pay; nothing is charged before'),
-  price: z.string().describe('e.g. "29.00 USD"'),
-  amount_cents: z.number().int(),
-  currency: z.string(),
+  price: z.string().describe('the price as shown: the amount with its currency\'s decimals and the ISO 4217 code, e.g. "29.00 USD", "1500 JPY", "5.250 KWD"'),
+  amount_minor: z.number().int().describe("the amount in the currency's minor unit (ISO 4217): 2900 for 29.00 USD, 1500 for 1500 JPY, 5250 for 5.250 KWD"),
+  minor_unit: z.number().int().describe("the decimals of the currency's minor unit: 2 for USD, 0 for JPY, 3 for KWD"),
+  currency: z.string().describe('ISO 4217 code, lowercase'),
 });
 
 function listingJson(l: MakerListing): z.infer<typeof listingOutput> {
@@ -65,6 +68,7 @@ function listingJson(l: MakerListing): z.infer<typeof listingOutput> {
     badge: l.badge,
     feedback: l.feedback,
     website: l.website,
+    previous_website: l.previousWebsite,
     category: l.category,
     url: l.url,
     edit_url: l.editUrl,
@@ -74,7 +78,7 @@ function listingJson(l: MakerListing): z.infer<typeof listingOutput> {
 }
 
 function paymentJson(p: PaymentLink): z.infer<typeof paymentOutput> {
-  return { url: p.url, price: formatPrice(p.price), amount_cents: p.price.amountCents, currency: p.price.currency };
+  return { url: p.url, price: formatPrice(p.price), amount_minor: p.price.amountMinor, minor_unit: minorUnitOf(p.price.currency) ?? 0, currency: p.price.currency };
 }
 
 function jsonResult(body: Record<string, unknown>): CallToolResult {
@@ -116,8 +120,8 @@ function annotations(title: string, readOnly: boolean): ToolAnnotations {
 const submitOutput = {
   outcome: z.enum(['published', 'pending_review', 'draft_saved', 'already_listed', 'already_submitted']),
   message: z.string(),
-  listing: listingOutput.nullable().describe('your listing (published, pending_review, already_submitted)'),
-  live_listing: z.object({ slug: z.string(), name: z.string(), url: z.string() }).nullable().describe('the live listing of this site (already_listed)'),
+  listing: listingOutput.nullable().describe('your listing (published, pending_review, already_submitted: its status and feedback say why, a rejected one included)'),
+  live_listing: z.object({ slug: z.string(), name: z.string(), url: z.string() }).nullable().describe('the listing that holds this site in the directory (already_listed)'),
   claim_link: z.object({ url: z.string(), expires_at: z.string() }).nullable().describe('open in a browser to finish a draft (draft_saved)'),
   payment: paymentOutput.nullable().describe('for plan: premium'),
   review_reasons: z.array(z.string()).describe('why a listing waits for review (pending_review)'),
@@ -150,9 +154,29 @@ function submitAnswer(result: SubmitOutcome): Record<string, unknown> {
     }
     case 'already_listed':
       return { ...base, outcome: 'already_listed', message: `This site is already listed in the directory as ${result.live.name}: ${result.live.url}.`, live_listing: result.live };
-    case 'already_submitted':
-      return { ...base, outcome: 'already_submitted', message: `You already have a listing for this site: ${result.listing.name} (${result.listing.status}). Edit it with update_listing or at ${result.listing.editUrl}.`, listing: listingJson(result.listing) };
+    case 'already_submitted': {
+      const l = result.listing;
+      const message =
+        l.status === 'rejected'
+          ? `You already submitted this site: the directory rejected ${l.name}${l.feedback ? `, saying: "${l.feedback}"` : ''}. A rejected listing cannot be edited, and its site cannot be submitted again as a new listing; if you think the decision is wrong, contact the directory. The listing and its feedback: ${l.editUrl}.`
+          : `You already have a listing for this site: ${l.name} (${l.status}). Edit it with update_listing or at ${l.editUrl}.`;
+      return { ...base, outcome: 'already_submitted', message, listing: listingJson(l) };
+    }
   }
+}
+
+function updateMessage(result: EditResult): string {
+  const { listing, websiteChange: change } = result;
+  const badge = change && listing.plan === 'free' ? ` The badge was verified on the old site only: put it on ${listing.website} and press Verify on ${listing.editUrl} to make the listing's link followed again.` : '';
+  if (change?.accepted) {
+    return `Saved: the live listing now links ${listing.website} (the automatic check passed), within seconds at ${listing.url}; ${change.from} is free for others to list.${badge}`;
+  }
+  if (change) {
+    return `Saved: with its new website the listing went to review, and shows publicly once a reviewer approves it; ${listing.previousWebsite ?? change.from} stays reserved to it until then.${badge}`;
+  }
+  return result.outcome === 'updated_live'
+    ? `Saved: the live listing shows the change within seconds at ${listing.url}.`
+    : 'Saved: the listing went to review; it shows publicly once a reviewer approves it.';
 }
 
 export function registerMakerTools(server: McpServer, deps: McpDeps): void {
@@ -166,7 +190,7 @@ export function registerMakerTools(server: McpServer, deps: McpDeps): void {
         'Submit a product to the directory. Only `website` is required; give name, punchline, description (Markdown or plain text), category (a slug from list_categories), pricing_model, product_type, social (handle without @) and tags when you know them. Use the submit_to_directory prompt to draft them, and submit only after the maker approved the draft.',
         'Signed in with listings:write, the listing goes to the maker\'s account: an automatic check publishes it at once or holds it for review. Otherwise (or when the site offers no usable image), a private draft is saved and a claim link returned: the maker opens it in a browser, signs in and submits. Without sign-in an address may save 5 drafts in 24 hours.',
         '`plan: "premium"` also returns a payment link with its price; nothing is ever charged here, the maker pays in the browser.',
-        'Outcomes: published, pending_review, draft_saved, already_listed (the site is live in the directory), already_submitted (you already have a listing for it).',
+        'Outcomes: published, pending_review, draft_saved, already_listed (the site is live in the directory, or reserved to a listing whose change of website waits for review), already_submitted (you already have a listing for it, whatever its state: a rejected one comes with its feedback and cannot be submitted again).',
       ].join('\n'),
       inputSchema: argumentsObject(Object.fromEntries(Object.entries(submissionShape).map(([k, v]) => [k, advertised(v)]))).meta({ required: ['website'] }),
       outputSchema: submitOutput,
@@ -210,6 +234,7 @@ export function registerMakerTools(server: McpServer, deps: McpDeps): void {
 
   const updateShape = {
     slug: z.string().min(1).max(200).describe('the listing to edit (from my_listings)'),
+    website: submissionShape.website.optional().describe("the product's new site: read and checked as a submission's site is"),
     name: listingChangesShape.name.optional(),
     punchline: listingChangesShape.punchline.optional(),
     description: listingChangesShape.description.optional().describe('Markdown or plain text'),
@@ -222,10 +247,17 @@ export function registerMakerTools(server: McpServer, deps: McpDeps): void {
     'update_listing',
     {
       title: 'Update a listing',
-      description:
-        'Edit one of your listings: name, punchline, description (Markdown or plain text), category, pricing_model or social. A live listing stays live and changes at once; a listing that is not live goes (back) to review; a rejected listing cannot be edited. Needs listings:read and listings:write.',
+      description: [
+        'Edit one of your listings: website, name, punchline, description (Markdown or plain text), category, pricing_model or social. A live listing stays live and changes at once; a listing that is not live goes (back) to review; a rejected listing cannot be edited. Needs listings:read and listings:write.',
+        'A new website is read and checked as submit_product checks a site: refused when it is already in the directory or one of your listings; the automatic check runs on it, and a live listing stays live with it when the check passes, or goes to review (review_reasons say why) while its old site stays reserved to it until a reviewer approves. The badge must then be verified again on the new site.',
+      ].join('\n'),
       inputSchema: argumentsObject(Object.fromEntries(Object.entries(updateShape).map(([k, v]) => [k, advertised(v)]))).meta({ required: ['slug'] }),
-      outputSchema: { outcome: z.enum(['updated_live', 'sent_to_review']), message: z.string(), listing: listingOutput },
+      outputSchema: {
+        outcome: z.enum(['updated_live', 'sent_to_review']),
+        message: z.string(),
+        listing: listingOutput,
+        review_reasons: z.array(z.string()).describe('what the automatic check found on a new website that sent the listing to review'),
+      },
       annotations: annotations('Update a listing', false),
     },
     (args) =>
@@ -236,12 +268,13 @@ export function registerMakerTools(server: McpServer, deps: McpDeps): void {
         const { slug, ...rest } = (args ?? {}) as Record<string, unknown>;
         if (typeof slug !== 'string' || slug.trim() === '') throw badRequest([{ path: ['slug'], message: 'slug is required: one of your listings (see my_listings)' }]);
         const changes = parseArgs(listingChangesSchema, rest);
-        const result = await editListing(maker.pool, maker.urls, makerId, slug.trim(), changes, maker.now?.() ?? new Date());
-        const message =
-          result.outcome === 'updated_live'
-            ? `Saved: the live listing shows the change within seconds at ${result.listing.url}.`
-            : 'Saved: the listing went to review; it shows publicly once a reviewer approves it.';
-        return jsonResult({ outcome: result.outcome, message, listing: listingJson(result.listing) });
+        const result = await editListing(maker, makerId, slug.trim(), changes, maker.now?.() ?? new Date());
+        return jsonResult({
+          outcome: result.outcome,
+          message: updateMessage(result),
+          listing: listingJson(result.listing),
+          review_reasons: result.websiteChange && !result.websiteChange.accepted ? result.websiteChange.reasons.map((r) => r.message) : [],
+        });
       })
   );
 

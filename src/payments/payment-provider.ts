@@ -1,4 +1,4 @@
-import type { Price } from '../catalog/payment-port.ts';
+import type { Price } from '../catalog/money.ts';
 import type { PaymentProviderName } from '../catalog/payments.ts';
 
 /**
@@ -58,7 +58,7 @@ export function checkoutPays(state: CheckoutState, payment: { id: string; price:
     state.paid &&
     state.paymentId === payment.id &&
     state.price !== null &&
-    state.price.amountCents === payment.price.amountCents &&
+    state.price.amountMinor === payment.price.amountMinor &&
     state.price.currency.toLowerCase() === payment.price.currency.toLowerCase()
   );
 }

@@ -1,5 +1,7 @@
 import Stripe from 'stripe';
+import { formatPrice, type Price } from '../catalog/money.ts';
 import type { CheckoutState, PaymentProvider } from './payment-provider.ts';
+import { fromStripeAmount, toStripeAmount } from './stripe-amounts.ts';
 
 /**
  * Stripe Checkout: the pay page's button opens a Checkout Session (one payment, one line item at
@@ -42,6 +44,13 @@ export function isCheckoutSessionId(value: unknown): value is string {
   return typeof value === 'string' && SESSION_ID.test(value);
 }
 
+/** What a session charged, in the currency's ISO minor unit; null when Stripe does not say (or says an amount that is none). */
+function sessionPrice(session: Stripe.Checkout.Session): Price | null {
+  if (session.amount_total === null || !session.currency) return null;
+  const amountMinor = fromStripeAmount(session.amount_total, session.currency);
+  return amountMinor === undefined ? null : { amountMinor, currency: session.currency.toLowerCase() };
+}
+
 /** What a Checkout Session says about our payment. */
 export function checkoutStateOf(session: Stripe.Checkout.Session): CheckoutState {
   const paymentId = session.client_reference_id ?? session.metadata?.payment_id ?? null;
@@ -52,7 +61,7 @@ export function checkoutStateOf(session: Stripe.Checkout.Session): CheckoutState
     settling: session.status === 'complete' && session.payment_status === 'unpaid',
     open: session.status === 'open' && session.url !== null,
     url: session.url,
-    price: session.amount_total !== null && session.currency ? { amountCents: session.amount_total, currency: session.currency } : null,
+    price: sessionPrice(session),
   };
 }
 
@@ -64,13 +73,17 @@ export function createStripeCheckout(stripe: Stripe, opts: { apiBase?: string | 
     checkoutOrigins: [STRIPE_CHECKOUT_ORIGIN, ...(opts.apiBase ? [new URL(opts.apiBase).origin] : [])],
 
     async startCheckout(request) {
+      // Stripe counts some currencies in other units than ISO 4217 (stripe-amounts.ts); the
+      // configuration refuses a price it cannot charge exactly, so this holds for every payment.
+      const unitAmount = toStripeAmount(request.price);
+      if (unitAmount === undefined) throw new Error(`Stripe cannot charge ${formatPrice(request.price)} exactly`);
       const separator = request.returnUrl.includes('?') ? '&' : '?';
       const session = await stripe.checkout.sessions.create({
         mode: 'payment',
         line_items: [
           {
             quantity: 1,
-            price_data: { currency: request.price.currency, unit_amount: request.price.amountCents, product_data: { name: request.description } },
+            price_data: { currency: request.price.currency, unit_amount: unitAmount, product_data: { name: request.description } },
           },
         ],
         client_reference_id: request.paymentId,

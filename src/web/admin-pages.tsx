@@ -124,6 +124,14 @@ function ListingFacts({ item }: { item: ReviewItem }) {
         <dd>
           <SiteLink url={item.website} />
         </dd>
+        {item.previousWebsite && (
+          <>
+            <dt>Changed from</dt>
+            <dd>
+              <SiteLink url={item.previousWebsite} /> <span class="muted">(the maker changed the website; the old site stays reserved to this listing until it is approved)</span>
+            </dd>
+          </>
+        )}
         <dt>Maker</dt>
         <dd>{item.makerEmail ?? <span class="muted">no maker account (imported)</span>}</dd>
         <dt>Category</dt>

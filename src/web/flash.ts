@@ -12,12 +12,12 @@ export const FLASH_COOKIE = 'catalog_flash';
 const FLASH_PATH = '/dashboard';
 const FLASH_SECONDS = 300;
 
-export const FLASH_EVENTS = ['published', 'pending_review', 'updated_live', 'sent_to_review', 'profile_live', 'profile_review', 'upgrade'] as const;
+export const FLASH_EVENTS = ['published', 'pending_review', 'updated_live', 'sent_to_review', 'website_live', 'website_review', 'profile_live', 'profile_review', 'upgrade'] as const;
 
 const flashSchema = z.object({
   slug: z.string().max(200),
   event: z.enum(FLASH_EVENTS),
-  payment: z.object({ url: z.string().max(2048), amountCents: z.number().int().positive(), currency: z.string().regex(/^[a-z]{3}$/) }).nullable(),
+  payment: z.object({ url: z.string().max(2048), amountMinor: z.number().int().positive(), currency: z.string().regex(/^[a-z]{3}$/) }).nullable(),
 });
 
 export type Flash = z.infer<typeof flashSchema>;

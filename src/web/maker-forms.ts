@@ -156,10 +156,11 @@ function ordered(errors: Record<string, string>, order: readonly string[]): Fiel
 // ---------------------------------------------------------------------------------------------
 // The edit form of a listing (the fields update_listing changes)
 
-export const LISTING_FIELDS = ['name', 'punchline', 'description', 'category', 'pricing_model', 'social'] as const;
+export const LISTING_FIELDS = ['website', 'name', 'punchline', 'description', 'category', 'pricing_model', 'social'] as const;
 export type ListingValues = Record<(typeof LISTING_FIELDS)[number], string>;
 
 const REQUIRED_TO_EDIT: Readonly<Record<string, string>> = {
+  website: "Enter the product's website, such as https://example.com",
   name: "Enter the product's name",
   punchline: 'Enter a punchline: one line saying what the product does',
   description: 'Enter a description of the product',
@@ -171,6 +172,7 @@ export function listingValuesFrom(body: FormBody): ListingValues {
 
 export function listingValuesOf(listing: MakerListing): ListingValues {
   return {
+    website: listing.website,
     name: listing.name,
     punchline: listing.punchline,
     description: listing.descriptionSource,
@@ -183,11 +185,13 @@ export function listingValuesOf(listing: MakerListing): ListingValues {
 /**
  * The changes an edit form asks for. Every field is sent; an empty category or pricing model
  * (offered only while the listing has none) leaves it as it is, an empty social handle removes it.
+ * The website as it stands changes nothing; another one is a change of website.
  */
 export function parseListingForm(values: ListingValues, categories: readonly CategoryChoice[]): FormResult<ListingChanges> {
   const errors: Record<string, string> = {};
   for (const [name, message] of Object.entries(REQUIRED_TO_EDIT)) if (values[name as keyof ListingValues].trim() === '') errors[name] = message;
   const input: Record<string, unknown> = { name: values.name, punchline: values.punchline, description: values.description, social: values.social.trim() === '' ? null : values.social };
+  if (values.website.trim() !== '') input.website = values.website;
   if (values.category.trim() !== '') input.category = values.category;
   if (values.pricing_model.trim() !== '') input.pricing_model = values.pricing_model;
   const parsed = listingChangesSchema.safeParse(input);

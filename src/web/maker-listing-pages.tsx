@@ -1,10 +1,11 @@
 import type { ComponentChildren } from 'preact';
 import type { CategoryChoice } from '../catalog/category-choices.ts';
 import { LISTING_LIMITS } from '../catalog/listing-input.ts';
-import type { Plan } from '../catalog/listing-rules.ts';
+import { REJECTED_IS_FINAL, type Plan } from '../catalog/listing-rules.ts';
 import { MAKER_LIMITS } from '../catalog/maker-input.ts';
 import { LISTING_PAGES, type BadgeState, type MakerListing } from '../catalog/maker-listings.ts';
-import { formatPrice, type PaymentLink, type Price } from '../catalog/payment-port.ts';
+import { formatPrice, type Price } from '../catalog/money.ts';
+import type { PaymentLink } from '../catalog/payment-port.ts';
 import { BADGE_SIZE } from '../sites/badge-markup.tsx';
 import { WEBSITE_INPUT_MAX } from '../sites/website-identity.ts';
 import { Card } from './components/card.tsx';
@@ -63,21 +64,16 @@ export interface SubmissionFormProps {
   premiumPrice: Price;
 }
 
+/** The product's website, on the submission form and the edit page alike. */
+function WebsiteField({ value, error, hint }: { value: string; error: string | undefined; hint: string }) {
+  return <Field label="Website" name="website" type="url" required maxLength={WEBSITE_INPUT_MAX} value={value} error={error} hint={hint} autocomplete="url" />;
+}
+
 function SubmissionForm({ session, action, values, errors, categories, premiumPrice }: SubmissionFormProps) {
   const price = formatPrice(premiumPrice);
   return (
     <Form action={action} csrfToken={session.csrfToken} aria-label="Your product">
-      <Field
-        label="Website"
-        name="website"
-        type="url"
-        required
-        maxLength={WEBSITE_INPUT_MAX}
-        value={values.website}
-        error={errors.website}
-        hint="The product's own site, such as https://example.com. We read its home page for the logo and cover image."
-        autocomplete="url"
-      />
+      <WebsiteField value={values.website} error={errors.website} hint="The product's own site, such as https://example.com. We read its home page for the logo and cover image." />
       <Field label="Name" name="name" required maxLength={MAKER_LIMITS.nameMax} value={values.name} error={errors.name} />
       <Field label="Punchline" name="punchline" required maxLength={MAKER_LIMITS.punchlineMax} value={values.punchline} error={errors.punchline} hint="One line saying what it does." />
       <TextArea label="Description" name="description" required rows={8} maxLength={MAKER_LIMITS.descriptionMax} value={values.description} error={errors.description} hint={DESCRIPTION_HINT} />
@@ -190,6 +186,25 @@ export function AlreadyListedPage({ session, live }: { session: Session; live: {
 }
 
 export function AlreadySubmittedPage({ session, listing }: { session: Session; listing: MakerListing }) {
+  if (listing.status === 'rejected') {
+    return (
+      <Page title="You already submitted this site" nav="dashboard" session={session}>
+        <h1>You already submitted this site</h1>
+        <p>
+          The directory rejected your listing for this site, <a href={LISTING_PAGES.edit(listing.slug)}>{listing.name}</a> <StatusBadge status={listing.status} />, so nothing new
+          was submitted. {REJECTED_IS_FINAL}
+        </p>
+        {listing.feedback && (
+          <Card title="Feedback from the reviewer" class="feedback-card">
+            <p class="preserve-lines">{listing.feedback}</p>
+          </Card>
+        )}
+        <p>
+          <LinkButton href={LISTING_PAGES.dashboard}>Back to your dashboard</LinkButton>
+        </p>
+      </Page>
+    );
+  }
   return (
     <Page title="You already submitted this site" nav="dashboard" session={session}>
       <h1>You already submitted this site</h1>
@@ -298,6 +313,16 @@ function saveEffect(listing: MakerListing): string {
   }
 }
 
+/** What a new website does, said before the maker saves (listing-rules.ts decideWebsiteChange). */
+function websiteHint(listing: MakerListing): string {
+  const outcome =
+    listing.status === 'live'
+      ? 'the listing stays live with it if the check passes, and otherwise waits for review while your current site stays reserved to it'
+      : 'the listing goes to review with it';
+  const badge = listing.plan === 'free' ? ' The badge is then verified again on the new site.' : '';
+  return `Another site is read and checked as a new submission is: ${outcome}.${badge}`;
+}
+
 export type VerifyView =
   | { status: 'found'; restored: boolean }
   | { status: 'missing'; reason: string }
@@ -360,6 +385,14 @@ function ListingFacts({ listing }: { listing: MakerListing }) {
       <dd>
         <code>{listing.website}</code>
       </dd>
+      {listing.previousWebsite && (
+        <>
+          <dt>Previous website</dt>
+          <dd>
+            <code>{listing.previousWebsite}</code> <span class="muted">reserved to this listing until a reviewer approves its new website</span>
+          </dd>
+        </>
+      )}
       <dt>Public page</dt>
       <dd>{listing.status === 'live' ? <a href={listing.url}>{listing.url}</a> : <span class="muted">shown once the listing is live</span>}</dd>
     </dl>
@@ -370,6 +403,7 @@ function DetailsForm({ session, listing, categories, values, errors }: Pick<Edit
   return (
     <Card title="Listing details" id="details">
       <Form action={LISTING_PAGES.edit(listing.slug)} csrfToken={session.csrfToken} aria-label="Listing details">
+        <WebsiteField value={values.website} error={errors.website} hint={websiteHint(listing)} />
         <Field label="Name" name="name" required maxLength={MAKER_LIMITS.nameMax} value={values.name} error={errors.name} />
         <Field label="Punchline" name="punchline" required maxLength={MAKER_LIMITS.punchlineMax} value={values.punchline} error={errors.punchline} hint="One line saying what it does." />
         <TextArea label="Description" name="description" required rows={10} maxLength={MAKER_LIMITS.descriptionMax} value={values.description} error={errors.description} hint={DESCRIPTION_HINT} />
@@ -501,7 +535,7 @@ export function EditListingPage(props: EditListingProps) {
       <FeedbackCard listing={listing} />
       {rejected ? (
         <Card title="This listing cannot be edited">
-          <p>This listing was rejected, so it can no longer be changed. If the product has changed since, submit it again; otherwise contact the directory.</p>
+          <p>{REJECTED_IS_FINAL}</p>
         </Card>
       ) : (
         <>

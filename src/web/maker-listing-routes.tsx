@@ -88,6 +88,14 @@ const NOTICES: Readonly<Record<Flash['event'], (listing: MakerListing) => Notice
   pending_review: (l) => ({ kind: 'info', message: `Submitted: ${l.name} is waiting for review. It shows in the directory once a reviewer approves it; your dashboard shows its status.` }),
   updated_live: () => ({ kind: 'success', message: 'Saved: the live listing shows your changes within a few seconds.' }),
   sent_to_review: () => ({ kind: 'info', message: 'Saved: the listing is waiting for review, and shows in the directory once a reviewer approves it.' }),
+  website_live: (l) => ({
+    kind: 'success',
+    message: `Saved: the automatic check passed on ${l.website}, and the live listing links it within a few seconds.${l.plan === 'free' ? ' Put the badge on your new site and press Verify to make that link followed again.' : ''}`,
+  }),
+  website_review: (l) => ({
+    kind: 'info',
+    message: `Saved: with its new website the listing is waiting for review, and shows in the directory once a reviewer approves it.${l.previousWebsite ? ` Until then ${l.previousWebsite} stays reserved to this listing.` : ''}${l.plan === 'free' ? ' Put the badge on your new site and press Verify.' : ''}`,
+  }),
   profile_live: () => ({ kind: 'success', message: 'Premium profile saved: the live listing shows it within a few seconds.' }),
   profile_review: () => ({ kind: 'info', message: 'Premium profile saved: the listing is waiting for review, and shows in the directory once a reviewer approves it.' }),
   upgrade: (l) => ({ kind: 'info', message: `Your payment link for moving ${l.name} to the premium plan is below.` }),
@@ -98,7 +106,7 @@ function isListingSlug(slug: string): boolean {
 }
 
 function paymentFlash(payment: PaymentLink | null): Flash['payment'] {
-  return payment && { url: payment.url, amountCents: payment.price.amountCents, currency: payment.price.currency };
+  return payment && { url: payment.url, amountMinor: payment.price.amountMinor, currency: payment.price.currency };
 }
 
 export function registerMakerListingPages(scope: FastifyInstance, deps: MakerListingPagesDeps): void {
@@ -298,7 +306,7 @@ export function registerMakerListingPages(scope: FastifyInstance, deps: MakerLis
     const own = await ownListing(request, reply);
     if (!own) return reply;
     const flash = takeFlash(request, reply, own.listing.slug, secureCookies);
-    const payment = flash?.payment ? { url: flash.payment.url, price: { amountCents: flash.payment.amountCents, currency: flash.payment.currency } } : null;
+    const payment = flash?.payment ? { url: flash.payment.url, price: { amountMinor: flash.payment.amountMinor, currency: flash.payment.currency } } : null;
     return renderEdit(reply, own.signed, own.listing, { notice: flash ? NOTICES[flash.event](own.listing) : null, payment });
   });
 
@@ -312,8 +320,9 @@ export function registerMakerListingPages(scope: FastifyInstance, deps: MakerLis
     const parsed = parseListingForm(values, await listCategoryChoices(pool));
     if (!parsed.ok) return renderEdit(reply, signed, listing, { values, errors: parsed.errors, status: 400 });
     try {
-      const result = await editListing(pool, urls, signed.makerId, listing.slug, parsed.value, now());
-      return redirectWithFlash(reply, { slug: listing.slug, event: result.outcome, payment: null });
+      const result = await editListing(maker, signed.makerId, listing.slug, parsed.value, now());
+      const event = result.websiteChange ? (result.websiteChange.accepted ? 'website_live' : 'website_review') : result.outcome;
+      return redirectWithFlash(reply, { slug: listing.slug, event, payment: null });
     } catch (err) {
       if (err instanceof CatalogError && err.status === 409) return refused(reply, signed.session, listing, err.message);
       if (err instanceof CatalogError && err.status === 400 && err.issues) return renderEdit(reply, signed, listing, { values, errors: fieldErrorsFromIssues(err.issues), status: 400 });

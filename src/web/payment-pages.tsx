@@ -1,5 +1,5 @@
 import { LISTING_PAGES } from '../catalog/maker-listings.ts';
-import { formatPrice } from '../catalog/payment-port.ts';
+import { formatPrice } from '../catalog/money.ts';
 import type { Payment, PaymentStatus } from '../catalog/payments.ts';
 import type { PayOffer } from '../payments/checkout.ts';
 import { PAY_PATH } from '../payments/payment-links.ts';

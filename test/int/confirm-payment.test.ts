@@ -26,7 +26,7 @@ afterAll(async () => {
 
 async function openPayment(listing: MakerListing, provider: 'stripe' | 'builtin', status = 'open'): Promise<string> {
   const { rows } = await stack.db.pool.query<{ id: string }>(
-    `INSERT INTO catalog.payments (listing_id, maker_id, provider, amount_cents, currency, status) VALUES ($1, $2, $3, 2900, 'usd', $4) RETURNING id`,
+    `INSERT INTO catalog.payments (listing_id, maker_id, provider, amount_minor, currency, status) VALUES ($1, $2, $3, 2900, 'usd', $4) RETURNING id`,
     [listing.listingId, listing.makerId, provider, status],
   );
   return rows[0]!.id;

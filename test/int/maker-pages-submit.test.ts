@@ -191,8 +191,8 @@ describe('the submission form', () => {
     expect(page.attr(pay, 'href')).toMatch(new RegExp(`^${stack.baseUrl}/pay/[0-9a-f-]{36}$`));
     const listing = await listingBySlug(slug);
     expect(listing?.plan).toBe('free');
-    const { rows } = await stack.db.pool.query('SELECT status, amount_cents FROM catalog.payments WHERE listing_id = $1', [listing?.id]);
-    expect(rows).toEqual([{ status: 'open', amount_cents: 2900 }]);
+    const { rows } = await stack.db.pool.query('SELECT status, amount_minor FROM catalog.payments WHERE listing_id = $1', [listing?.id]);
+    expect(rows).toEqual([{ status: 'open', amount_minor: 2900 }]);
     // The payment link is not in any address: it came in the flash cookie, shown once.
     expect(res.headers.get('location')).toBe(`/dashboard/listings/${slug}`);
     expect(parsePage(await (await browser.request(`/dashboard/listings/${slug}`)).text()).byId('payment')).toBeUndefined();

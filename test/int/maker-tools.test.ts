@@ -316,7 +316,7 @@ describe('submit_product signed in', () => {
     const client = await connect({ token: accessToken });
     const body = await ok(client, 'submit_product', { website: web('third.example', '/premium'), name: 'Third', punchline: 'Premium app', description: 'Premium.', category: 'design', plan: 'premium' });
     expect(body.outcome).toBe('published');
-    expect(body.payment).toMatchObject({ price: '29.00 USD', amount_cents: 2900, currency: 'usd' });
+    expect(body.payment).toMatchObject({ price: '29.00 USD', amount_minor: 2900, currency: 'usd' });
     expect((body.payment as Json).url).toMatch(new RegExp(`^${stack.baseUrl}/pay/[0-9a-f-]{36}$`));
     expect((body.listing as Json).plan).toBe('free');
     const { rows } = await stack.db.pool.query(`SELECT status FROM catalog.payments`);
@@ -383,7 +383,8 @@ describe('my_listings, update_listing, check_badge, upgrade_listing', () => {
       [{ slug: live, name: 'A<img src=x>' }, 'name'],
       [{ slug: live, category: 'nope' }, 'category'],
       [{ slug: live, description: '<iframe src="https://x.example"></iframe>' }, 'description'],
-      [{ slug: live, website: 'https://elsewhere.example' }, 'website'],
+      [{ slug: live, website: 'javascript:alert(1)' }, 'website'],
+      [{ slug: live, website: 'http://inside.example/' }, 'website'],
     ] as [Json, string][]) {
       const error = await refused(client, 'update_listing', args);
       expect(error.code, JSON.stringify(args)).toBe('BAD_REQUEST');

@@ -306,7 +306,7 @@ describe('the token endpoint', () => {
       expect(res.status, what).toBeGreaterThanOrEqual(400);
       expect(res.status, what).toBeLessThan(500);
       expect(res.headers.get('content-type'), what).toMatch(/^application\/json/);
-      if (!what.startsWith('revocation')) expect(res.headers.get('cache-control'), what).toBe('no-store');
+      expect(res.headers.get('cache-control'), what).toBe('no-store');
       const body = JSON.parse(res.text) as { error: unknown; error_description: unknown };
       expect(typeof body.error, what).toBe('string');
       expect(typeof body.error_description, what).toBe('string');

@@ -120,8 +120,9 @@ describe('the SDK client through dynamic client registration', () => {
     expect(tokens.token_type.toLowerCase()).toBe('bearer');
     expect(tokens.expires_in).toBe(3600);
     // The 401 of a maker tool asks for every maker scope and to stay connected: the access
-    // token carries both listing scopes, and offline_access brought a refresh token.
-    expect(tokens.scope).toBe('listings:read listings:write');
+    // token carries both listing scopes, and offline_access brought a refresh token, which the
+    // answer's scope names.
+    expect(tokens.scope).toBe('listings:read listings:write offline_access');
     expect(tokens.refresh_token).toBeTruthy();
 
     const categories = await client.callTool({ name: 'list_categories', arguments: {} });

@@ -126,7 +126,7 @@ describe('the built-in checkout, end to end', () => {
     const first = await paymentFor(stack, listing);
     // Another link for the same listing while the first is open is the same payment (reused).
     expect((await paymentFor(stack, listing)).id).toBe(first.id);
-    await stack.db.pool.query(`INSERT INTO catalog.payments (listing_id, maker_id, provider, amount_cents, currency) VALUES ($1, $2, 'builtin', 2900, 'usd')`, [listing.listingId, listing.makerId]);
+    await stack.db.pool.query(`INSERT INTO catalog.payments (listing_id, maker_id, provider, amount_minor, currency) VALUES ($1, $2, 'builtin', 2900, 'usd')`, [listing.listingId, listing.makerId]);
     const { rows } = await stack.db.pool.query<{ id: string }>('SELECT id FROM catalog.payments WHERE listing_id = $1 AND id <> $2', [listing.listingId, first.id]);
     const second = rows[0]!.id;
 
@@ -190,7 +190,7 @@ describe('refusals', () => {
 
   it('offers nothing to pay for a listing already on the premium plan', async () => {
     const listing = await makerListing(stack, 'already@example.com', { plan: 'premium' });
-    await stack.db.pool.query(`INSERT INTO catalog.payments (listing_id, maker_id, provider, amount_cents, currency) VALUES ($1, $2, 'builtin', 2900, 'usd')`, [listing.listingId, listing.makerId]);
+    await stack.db.pool.query(`INSERT INTO catalog.payments (listing_id, maker_id, provider, amount_minor, currency) VALUES ($1, $2, 'builtin', 2900, 'usd')`, [listing.listingId, listing.makerId]);
     const { rows } = await stack.db.pool.query<{ id: string }>('SELECT id FROM catalog.payments WHERE listing_id = $1', [listing.listingId]);
     const payer = new Browser(stack.baseUrl);
     const page = await openPage(payer, `/pay/${rows[0]!.id}`);
@@ -205,7 +205,7 @@ describe('refusals', () => {
 
   it('never confirms without charge a payment opened with Stripe (a key since removed)', async () => {
     const listing = await makerListing(stack, 'was-stripe@example.com');
-    await stack.db.pool.query(`INSERT INTO catalog.payments (listing_id, maker_id, provider, amount_cents, currency) VALUES ($1, $2, 'stripe', 2900, 'usd')`, [listing.listingId, listing.makerId]);
+    await stack.db.pool.query(`INSERT INTO catalog.payments (listing_id, maker_id, provider, amount_minor, currency) VALUES ($1, $2, 'stripe', 2900, 'usd')`, [listing.listingId, listing.makerId]);
     const { rows } = await stack.db.pool.query<{ id: string }>('SELECT id FROM catalog.payments WHERE listing_id = $1', [listing.listingId]);
     const id = rows[0]!.id;
     const payer = new Browser(stack.baseUrl);

@@ -57,9 +57,15 @@ describe('configuration from the environment', () => {
     ['FETCH_ALLOW_LOOPBACK', 'maybe', 'FETCH_ALLOW_LOOPBACK: must be true or false'],
     ['OAUTH_CLIENT_IDLE_DAYS', '0', 'OAUTH_CLIENT_IDLE_DAYS: must be at least 1'],
     ['DRAFT_CAP_PER_DAY', '0', 'DRAFT_CAP_PER_DAY: must be at least 1'],
-    ['PREMIUM_PRICE', '29', 'PREMIUM_PRICE: must be an amount and a currency code'],
-    ['PREMIUM_PRICE', '0.00 USD', 'PREMIUM_PRICE: must be an amount and a currency code'],
-    ['PREMIUM_PRICE', '2900 JPY', 'PREMIUM_PRICE: JPY has no minor unit'],
+    ['PREMIUM_PRICE', '29', 'PREMIUM_PRICE: must be an amount and an ISO 4217 currency code, e.g. "29.00 USD", "1500 JPY" or "5.250 KWD"'],
+    ['PREMIUM_PRICE', '0.00 USD', 'PREMIUM_PRICE: must be more than zero'],
+    ['PREMIUM_PRICE', '1500.5 JPY', 'PREMIUM_PRICE: JPY has no minor unit: give a whole amount, e.g. "1500 JPY"'],
+    ['PREMIUM_PRICE', '1500.00 JPY', 'PREMIUM_PRICE: JPY has no minor unit'],
+    ['PREMIUM_PRICE', '29.999 USD', 'PREMIUM_PRICE: USD has 2 decimals: give at most 2, e.g. "29.99 USD"'],
+    ['PREMIUM_PRICE', '5.2501 KWD', 'PREMIUM_PRICE: KWD has 3 decimals: give at most 3'],
+    ['PREMIUM_PRICE', '10 ABC', 'PREMIUM_PRICE: ABC is not an ISO 4217 currency code'],
+    ['PREMIUM_PRICE', '1 XAU', 'PREMIUM_PRICE: XAU is not a currency a price can be paid in'],
+    ['PREMIUM_PRICE', '2147483648 JPY', 'PREMIUM_PRICE: is too large: at most 2147483647 JPY'],
     ['SITE_BLOCKLIST', 'ok.example, not a host', 'SITE_BLOCKLIST: must be a comma-separated list of host names'],
     ['STRIPE_SECRET_KEY', 'pk_test_abc', 'STRIPE_SECRET_KEY: must be a Stripe secret key'],
   ])('rejects %s=%s with a line naming the variable', (name, value, message) => {
@@ -76,9 +82,38 @@ describe('configuration from the environment', () => {
 
   it('reads the write side\'s settings', () => {
     const c = loadConfig({ PREMIUM_PRICE: '12.5 eur', SITE_BLOCKLIST: 'www.Spam.example, junk.example', DRAFT_CAP_PER_DAY: '3' });
-    expect(c.payments.premiumPrice).toEqual({ amountCents: 1250, currency: 'eur' });
+    expect(c.payments.premiumPrice).toEqual({ amountMinor: 1250, currency: 'eur' });
     expect(c.makers).toEqual({ draftCapPerDay: 3, blocklist: ['spam.example', 'junk.example'] });
-    expect(loadConfig({}).payments).toMatchObject({ premiumPrice: { amountCents: 2900, currency: 'usd' }, stripe: undefined });
+    expect(loadConfig({}).payments).toMatchObject({ premiumPrice: { amountMinor: 2900, currency: 'usd' }, stripe: undefined });
+  });
+
+  it.each([
+    ['29.00 USD', { amountMinor: 2900, currency: 'usd' }],
+    ['1500 JPY', { amountMinor: 1500, currency: 'jpy' }],
+    ['5.250 KWD', { amountMinor: 5250, currency: 'kwd' }],
+    ['5.25 kwd', { amountMinor: 5250, currency: 'kwd' }],
+    ['JPY 1500', { amountMinor: 1500, currency: 'jpy' }],
+    ['2147483647 JPY', { amountMinor: 2147483647, currency: 'jpy' }],
+    ['990 ISK', { amountMinor: 990, currency: 'isk' }],
+    ['1.2345 CLF', { amountMinor: 12345, currency: 'clf' }],
+  ])('reads PREMIUM_PRICE=%s in the currency\'s ISO 4217 minor unit', (value, price) => {
+    expect(loadConfig({ PREMIUM_PRICE: value }).payments.premiumPrice).toEqual(price);
+  });
+
+  it.each([
+    ['5.255 KWD', 'PREMIUM_PRICE: Stripe charges KWD only in steps of 0.010 KWD, so it cannot charge 5.255 KWD: use 5.250 KWD or 5.260 KWD (STRIPE_SECRET_KEY is set)'],
+    ['1000.50 MGA', 'PREMIUM_PRICE: Stripe charges MGA only in steps of 1.00 MGA, so it cannot charge 1000.50 MGA: use 1000.00 MGA or 1001.00 MGA (STRIPE_SECRET_KEY is set)'],
+    ['0.005 BHD', 'PREMIUM_PRICE: Stripe charges BHD only in steps of 0.010 BHD, so it cannot charge 0.005 BHD: use 0.010 BHD (STRIPE_SECRET_KEY is set)'],
+  ])('with Stripe, refuses PREMIUM_PRICE=%s, which Stripe cannot charge exactly, naming the variable', (value, message) => {
+    expect(() => loadConfig({ PREMIUM_PRICE: value, STRIPE_SECRET_KEY: 'sk_test_abc' })).toThrow(new ConfigError(message));
+    // The built-in checkout charges nothing, so any amount in the currency's decimals will do.
+    expect(() => loadConfig({ PREMIUM_PRICE: value })).not.toThrow();
+  });
+
+  it('with Stripe, takes the prices Stripe can charge, zero-decimal, three-decimal and its special cases alike', () => {
+    for (const value of ['1500 JPY', '5.250 KWD', '990 ISK', '12.34 HUF', '99.99 TWD', '5000 UGX', '1000 MGA', '29.00 USD']) {
+      expect(() => loadConfig({ PREMIUM_PRICE: value, STRIPE_SECRET_KEY: 'sk_test_abc' }), value).not.toThrow();
+    }
   });
 
   it('reports every bad variable, one line each', () => {

@@ -5,6 +5,8 @@ import {
   claimState,
   decideMakerEdit,
   decideUpgrade,
+  decideWebsiteChange,
+  REJECTED_IS_FINAL,
   draftAllowance,
   websiteFollowed,
   type ListingState,
@@ -28,6 +30,25 @@ describe('maker edits', () => {
       expect(decideMakerEdit(state(s)), s).toEqual({ allowed: true, nextStatus: 'pending', reviewRequested: true });
     }
     expect(decideMakerEdit(state('hidden', { hiddenReason: 'admin' }))).toMatchObject({ nextStatus: 'pending' });
+  });
+});
+
+describe('a change of website', () => {
+  it('is accepted at once only for a live listing whose new site passes the check', () => {
+    expect(decideWebsiteChange(state('live'), true)).toEqual({ allowed: true, nextStatus: 'live', reviewRequested: false, acceptedNow: true });
+    expect(decideWebsiteChange(state('live'), false)).toEqual({ allowed: true, nextStatus: 'pending', reviewRequested: true, acceptedNow: false });
+  });
+
+  it('sends every other listing to review, passing or not: a check never takes a listing past a reviewer or an admin', () => {
+    for (const s of ['draft', 'pending', 'changes_requested', 'hidden'] as const) {
+      for (const passed of [true, false]) {
+        expect(decideWebsiteChange(state(s, { hiddenReason: s === 'hidden' ? 'admin' : null }), passed), `${s} ${passed}`).toEqual({ allowed: true, nextStatus: 'pending', reviewRequested: true, acceptedNow: false });
+      }
+    }
+  });
+
+  it('is refused for a rejected listing', () => {
+    expect(decideWebsiteChange(state('rejected'), true)).toEqual({ allowed: false, message: REJECTED_IS_FINAL });
   });
 });
 

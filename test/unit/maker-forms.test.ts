@@ -20,8 +20,8 @@ describe('the submission form', () => {
   it('reports every invalid field at once: an unknown category beside an invalid website', () => {
     const parsed = parseSubmissionForm(submissionValuesFrom({ ...base, website: 'javascript:alert(1)', category: 'no-such-cat' }), categories);
     expect(parsed.ok ? [] : Object.keys(parsed.errors)).toEqual(['website', 'category']);
-    const edit = parseListingForm({ name: '', punchline: 'P', description: 'D', category: 'nope', pricing_model: '', social: '' }, categories);
-    expect(edit.ok ? [] : Object.keys(edit.errors)).toEqual(['name', 'category']);
+    const edit = parseListingForm({ website: 'http://localhost/', name: '', punchline: 'P', description: 'D', category: 'nope', pricing_model: '', social: '' }, categories);
+    expect(edit.ok ? [] : Object.keys(edit.errors)).toEqual(['website', 'name', 'category']);
   });
 
   it('takes the first value of a field sent twice', () => {
@@ -31,8 +31,13 @@ describe('the submission form', () => {
 
 describe('the edit form', () => {
   it('removes an emptied social handle and leaves an empty pricing model as it is', () => {
-    const parsed = parseListingForm({ name: 'N', punchline: 'P', description: 'D', category: 'design', pricing_model: '', social: ' ' }, categories);
-    expect(parsed).toEqual({ ok: true, value: { name: 'N', punchline: 'P', description: 'D', category: 'design', social: null } });
+    const parsed = parseListingForm({ website: 'example.com', name: 'N', punchline: 'P', description: 'D', category: 'design', pricing_model: '', social: ' ' }, categories);
+    expect(parsed).toEqual({ ok: true, value: { website: 'https://example.com/', name: 'N', punchline: 'P', description: 'D', category: 'design', social: null } });
+  });
+
+  it('asks for a website, which it reads as the submission form does', () => {
+    const parsed = parseListingForm({ website: ' ', name: 'N', punchline: 'P', description: 'D', category: 'design', pricing_model: '', social: '' }, categories);
+    expect(parsed).toEqual({ ok: false, errors: { website: "Enter the product's website, such as https://example.com" } });
   });
 });
 

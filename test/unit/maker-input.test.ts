@@ -60,7 +60,16 @@ describe('what a maker may write', () => {
 
   it('needs at least one change in an edit, and refuses fields an edit cannot set', () => {
     expect(issues({}, listingChangesSchema).length).toBe(1);
-    expect(issues({ website: 'https://example.com' }, listingChangesSchema).map((i) => i.path[0])).toContain('website');
+    expect(issues({ plan: 'premium' }, listingChangesSchema).map((i) => i.path[0])).toContain('plan');
+    expect(issues({ tags: ['ai'] }, listingChangesSchema).map((i) => i.path[0])).toContain('tags');
     expect(issues({ social: null }, listingChangesSchema)).toEqual([]);
+  });
+
+  it('reads a new website in an edit by the rules of a submission', () => {
+    expect(issues({ website: 'https://example.com' }, listingChangesSchema)).toEqual([]);
+    expect(listingChangesSchema.parse({ website: 'example.com' })).toEqual({ website: 'https://example.com/' });
+    for (const website of ['http://localhost/', 'http://127.0.0.1/', 'javascript:alert(1)', 'https://user:pw@example.com/']) {
+      expect(issues({ website }, listingChangesSchema).map((i) => i.path[0]), website).toEqual(['website']);
+    }
   });
 });
