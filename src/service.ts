@@ -138,6 +138,7 @@ export async function startService(config: Config, opts: StartOptions): Promise<
     const accounts = await createAccounts({
       config,
       pool,
+      connectionString: database.connectionString,
       // The write side's counters (sign-in, registration) share the budgets' Redis connection.
       redis: rateLimits.redis,
       log: logger,
@@ -146,8 +147,8 @@ export async function startService(config: Config, opts: StartOptions): Promise<
       ...(opts.fetchOptions && { fetchOptions: opts.fetchOptions }),
       ...(opts.onMail && { onMail: opts.onMail }),
     });
-    cleanups.push(async () => accounts.close());
-    const upkeep = startAccountUpkeep({ pool, clientIdleSeconds: config.oauth.clientIdleSeconds, log: logger });
+    cleanups.push(() => accounts.close());
+    const upkeep = startAccountUpkeep({ pool, clientIdleSeconds: config.oauth.clientIdleSeconds, log: logger, applicationName: opts.projector ? 'catalog serve' : 'catalog api' });
     cleanups.push(async () => upkeep.stop());
 
     const readiness: Readiness = {
