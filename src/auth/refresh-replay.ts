@@ -89,8 +89,10 @@ export function createRefreshReplays(pool: Pool, lockPool: Pool): RefreshReplays
         try {
           return await fn();
         } finally {
-          await client.query('SELECT pg_advisory_unlock($1, $2)', key);
-          unlocked = true;
+          unlocked = await client.query('SELECT pg_advisory_unlock($1, $2)', key).then(
+            () => true,
+            () => false,
+          );
         }
       } finally {
         client.release(!unlocked);
