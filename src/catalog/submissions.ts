@@ -6,7 +6,7 @@ import { inspectSite, type SiteInspection } from '../sites/inspect-site.ts';
 import type { SiteFetcher } from '../sites/safe-fetch.ts';
 import { SiteFetchError } from '../sites/site-fetch-error.ts';
 import { websiteIdentity } from '../sites/website-identity.ts';
-import { saveDraft, spendClaim, type DraftFields, type DraftReason } from './drafts.ts';
+import { claimSpent, saveDraft, spendClaim, type DraftFields, type DraftReason } from './drafts.ts';
 import { automaticCheck, blocklistEntryFor, type CheckReason, type SiteFacts } from './listing-rules.ts';
 import { renderDescription, type Submission } from './maker-input.ts';
 import { assertCategoryExists, getMakerListing, type ListingUrls, type MakerListing } from './maker-listings.ts';
@@ -100,6 +100,23 @@ async function liveDuplicate(pool: Pool, urls: ListingUrls, websiteKey: string) 
   return rows[0] ? { slug: rows[0].slug, name: rows[0].name, url: `${urls.siteUrl}/products/${rows[0].slug}` } : undefined;
 }
 
+/** already_listed or already_submitted when the site has a listing that rules a new one out. */
+async function duplicateOutcome(deps: SubmissionDeps, makerId: string, websiteKey: string): Promise<SubmitOutcome | undefined> {
+  const live = await liveDuplicate(deps.pool, deps.urls, websiteKey);
+  if (live) return { outcome: 'already_listed', live };
+  const own = await ownDuplicate(deps.pool, deps.urls, makerId, websiteKey);
+  if (own) return { outcome: 'already_submitted', listing: own };
+  return undefined;
+}
+
+/**
+ * Submissions of one website are made one at a time, in every process (a transaction-level
+ * advisory lock on its identity), and the duplicate rules are asked again under the lock: two
+ * submissions of the same site at once (two apps, or a client retrying on another process
+ * while its first request is still being answered) make one listing, never two.
+ */
+const WEBSITE_LOCK_CLASS = 7_430_030;
+
 /** The maker's own listing of the site; a rejected one does not count (it may be submitted anew). */
 async function ownDuplicate(pool: Pool, urls: ListingUrls, makerId: string, websiteKey: string): Promise<MakerListing | undefined> {
   const { rows } = await pool.query<{ slug: string }>(
@@ -143,10 +160,8 @@ export async function submitProduct(deps: SubmissionDeps, submitter: Submitter, 
   if (!submitter.canWrite || submitter.makerId === null) return draft(submitter.makerId === null ? 'signed_out' : 'no_write_scope');
   const makerId = submitter.makerId;
 
-  const live = await liveDuplicate(deps.pool, deps.urls, websiteKey);
-  if (live) return { outcome: 'already_listed', live };
-  const own = await ownDuplicate(deps.pool, deps.urls, makerId, websiteKey);
-  if (own) return { outcome: 'already_submitted', listing: own };
+  const duplicate = await duplicateOutcome(deps, makerId, websiteKey);
+  if (duplicate) return duplicate;
 
   const inspected = await inspectForSubmission(deps.fetcher, submission.website);
   // A site read and found without any usable image becomes a draft; a site that could not be
@@ -164,10 +179,8 @@ export async function submitFromForm(deps: SubmissionDeps, makerId: string, subm
   const now = deps.now?.() ?? new Date();
   await assertAcceptable(deps, submission);
   const websiteKey = websiteIdentity(submission.website);
-  const live = await liveDuplicate(deps.pool, deps.urls, websiteKey);
-  if (live) return { outcome: 'already_listed', live };
-  const own = await ownDuplicate(deps.pool, deps.urls, makerId, websiteKey);
-  if (own) return { outcome: 'already_submitted', listing: own };
+  const duplicate = await duplicateOutcome(deps, makerId, websiteKey);
+  if (duplicate) return duplicate;
   const inspected = await inspectForSubmission(deps.fetcher, submission.website);
   return createListing(deps, makerId, submission, websiteKey, inspected, now, draftId);
 }
@@ -204,6 +217,16 @@ async function createListing(
     : { problem: facts.problem ?? null };
 
   const slug = await withTransaction(deps.pool, async (client) => {
+    await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [WEBSITE_LOCK_CLASS, websiteKey]);
+    const { rowCount: taken } = await client.query(
+      `SELECT 1 FROM catalog.listings WHERE website_key = $1 AND (status = 'live' OR (maker_id = $2 AND status <> 'rejected')) LIMIT 1`,
+      [websiteKey, makerId],
+    );
+    if (taken) {
+      // A claim link's second submit finds the first one's listing: the link is what it spent.
+      if (draftId !== undefined && (await claimSpent(client, draftId))) throw conflict('This claim link has already been used or has expired.');
+      return undefined;
+    }
     const slug = await freeSlug(client, slugFromName(name, slugFromName(host, 'listing')));
     if (submission.tags?.length) await client.query('INSERT INTO catalog.tags (slug) SELECT unnest($1::text[]) ON CONFLICT (slug) DO NOTHING', [submission.tags]);
     const { rows } = await client.query<{ id: string }>(
@@ -241,6 +264,11 @@ async function createListing(
     }
     return slug;
   });
+  if (slug === undefined) {
+    const duplicate = await duplicateOutcome(deps, makerId, websiteKey);
+    if (duplicate) return duplicate;
+    throw conflict('This website was submitted at the same moment by another request; ask my_listings for it.');
+  }
   const listing = await getMakerListing(deps.pool, deps.urls, makerId, slug);
   const payment = submission.plan === 'premium' ? await deps.payments.linkFor({ id: listing.id, makerId }) : null;
   return { outcome: publish ? 'published' : 'pending_review', listing, payment, reasons };
