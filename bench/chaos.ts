@@ -96,21 +96,32 @@ function readers(cluster: Cluster) {
 }
 
 /**
- * Commit → visible on every running API process: a probe maker changes its listing's
- * punchline every 300 ms and times how long until REST by slug shows it on each process.
+ * Commit → visible on every running API process: a probe maker changes its listing's punchline
+ * (with a new word in it) every 300 ms and times how long until each process shows it in REST by
+ * slug, in /search for that word and in the MCP get_product tool.
  */
 function stalenessProbe(cluster: Cluster, agent: MakerAgent, slug: string) {
   let probing = true;
   const samples: { at: number; ms: number }[] = [];
   const loop = (async () => {
     for (let i = 0; probing; i++) {
-      const punchline = `Probe ${randomBytes(4).toString('hex')}`;
+      const word = `p${randomBytes(4).toString('hex')}`;
+      const punchline = `Probe ${word}`;
       const answer = await callTool(agent.mcp[i % cluster.apis.length]!, 'update_listing', { slug, punchline }).catch(() => undefined);
       const at = Date.now();
       if (answer?.ok) {
         const ms = await untilVisibleEverywhere(
           cluster,
-          async (origin) => (await (await fetch(`${origin}/api/v1/products/${slug}`, { headers: { 'x-forwarded-for': randomAddress() } })).text()).includes(punchline),
+          async (origin) => {
+            const headers = { 'x-forwarded-for': randomAddress() };
+            const api = cluster.apis.find((a) => a.url === origin)!;
+            const [bySlug, search, tool] = await Promise.all([
+              fetch(`${origin}/api/v1/products/${slug}`, { headers }).then((r) => r.text()),
+              fetch(`${origin}/api/v1/search?q=${word}`, { headers }).then((r) => r.text()),
+              rawToolCall(api, 'get_product', { slug }),
+            ]);
+            return bySlug.includes(punchline) && search.includes(punchline) && JSON.stringify(tool.body).includes(punchline);
+          },
           30_000,
           { onlyRunning: true },
         ).catch(() => undefined);
