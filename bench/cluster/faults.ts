@@ -95,13 +95,18 @@ export async function budgetsShared(cluster: Cluster): Promise<boolean> {
   return remaining.every((r, i) => i === 0 || r === remaining[i - 1]! - 1);
 }
 
-/** Stops the run's redis-server for `downMs`, starts it again; resolves with the time from its start until budgets are shared again. */
-export async function redisOutage(cluster: Cluster, downMs: number, during?: () => Promise<void>): Promise<{ recoveryMs: number }> {
-  await cluster.redis.stop();
+/** Stops a server, runs `during` while it is away (at least `downMs`), and starts it again. */
+async function outage(server: { stop(): Promise<void>; start(): Promise<void> }, downMs: number, during?: () => Promise<void>): Promise<void> {
+  await server.stop();
   const back = Date.now() + downMs;
   await during?.();
   await new Promise((r) => setTimeout(r, Math.max(0, back - Date.now())));
-  await cluster.redis.start();
+  await server.start();
+}
+
+/** Stops the run's redis-server for `downMs`, starts it again; resolves with the time from its start until budgets are shared again. */
+export async function redisOutage(cluster: Cluster, downMs: number, during?: () => Promise<void>): Promise<{ recoveryMs: number }> {
+  await outage(cluster.redis, downMs, during);
   const started = Date.now();
   await until('shared budgets', 30_000, async () => ((await budgetsShared(cluster).catch(() => false)) ? true : undefined));
   return { recoveryMs: Date.now() - started };
@@ -126,11 +131,7 @@ export async function allReady(cluster: Cluster, status: 200 | 503): Promise<boo
  * API process is ready again and one projector leads.
  */
 export async function databaseRestart(cluster: Cluster, downMs: number, during?: () => Promise<void>): Promise<{ recoveryMs: number }> {
-  await cluster.database.stop();
-  const back = Date.now() + downMs;
-  await during?.();
-  await new Promise((r) => setTimeout(r, Math.max(0, back - Date.now())));
-  await cluster.database.start();
+  await outage(cluster.database, downMs, during);
   const started = Date.now();
   await until('every API process ready again', 60_000, async () => ((await allReady(cluster, 200)) ? true : undefined));
   await until('one projector leading again', 60_000, async () => ((await cluster.leaderLocks().catch(() => 0)) === 1 ? true : undefined));

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareCatalog, type PreparedCatalog } from '../../bench/cluster/catalog-fixture.ts';
@@ -11,6 +10,7 @@ import { startMakerSites, type MakerSites } from '../../bench/cluster/maker-site
 import { hasRedisServer, startRedisServer, type RedisServer } from '../../bench/cluster/redis-server.ts';
 import { closeAgents, makerAgents, newLedger, runMakerWorkload, type Ledger, type MakerAgent } from '../../bench/cluster/workload.ts';
 import { formEntries, typed } from '../helpers/maker-pages.ts';
+import { runCatalogCommand } from '../helpers/review.ts';
 
 /**
  * The service as a cluster, under faults: three `catalog api` and two `catalog projector`
@@ -392,14 +392,4 @@ function readLoad(): { stop(): Promise<{ total: number; errors: number; statuses
   };
 }
 
-function catalogCommand(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['bin/catalog.js', ...args], { env: { ...process.env, ...cluster.env, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const catalogCommand = (args: string[]) => runCatalogCommand(args, { ...cluster.env, LOG_LEVEL: 'warn' });
