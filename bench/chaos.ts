@@ -82,7 +82,7 @@ function readers(cluster: Cluster) {
       counts.total++;
       counts.statuses[status] = (counts.statuses[status] ?? 0) + 1;
       if (status >= 500) counts.errors_5xx++;
-      else if (status !== 200 && status !== 429) counts.other_errors++;
+      else if (status !== 0 && status !== 200 && status !== 429) counts.other_errors++;
       await new Promise((r) => setTimeout(r, 25));
     }
   });
