@@ -41,6 +41,8 @@ export interface SpawnOptions {
   nodeOptions?: string[];
   /** Collect stdout in full (load results); otherwise only a tail is kept. */
   captureStdout?: boolean;
+  /** Told of every line the child writes (stdout and stderr), as it comes. */
+  onLine?: (line: string) => void;
 }
 
 /** Spawns `node [nodeOptions] args...` in the repository, in a process group of its own. */
@@ -62,6 +64,7 @@ export function spawnNode(name: string, opts: SpawnOptions): Child & { stdout():
     const parts = (partial.rest + text).split('\n');
     partial.rest = parts.pop() ?? '';
     for (const line of parts) {
+      opts.onLine?.(line);
       lines.push(line);
       if (lines.length > TAIL_LINES) lines.shift();
       for (const w of waiters) {

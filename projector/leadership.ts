@@ -1,4 +1,5 @@
 import pg from 'pg';
+import type { Queryable } from './listing-source.ts';
 import { PROJECTOR_LEADER_LOCK } from './locks.ts';
 import type { ProjectorLog } from './log.ts';
 
@@ -21,6 +22,13 @@ export interface Leadership {
    * lock on the server's side); on failure leadership is lost.
    */
   verify(): Promise<void>;
+  /**
+   * Whether this process's leading session still holds the lock, asked on another connection
+   * (inside a write transaction, say); when it does not, leadership is lost at once. A process
+   * whose session died without its noticing (a restarted or unreachable server) stops writing
+   * before a new leader starts, rather than after.
+   */
+  stillHeld(db: Queryable): Promise<boolean>;
   /** Releases leadership and closes the session. */
   release(): Promise<void>;
 }
@@ -40,6 +48,8 @@ export function createLeadership(connectionString: string, opts: LeadershipOptio
   const role = opts.role ?? 'projector';
   let client: pg.Client | undefined;
   let leader = false;
+  /** The backend process of the leading session, as pg_locks names it. */
+  let backendPid: number | undefined;
 
   function lost(client_: pg.Client, reason: string, code?: string): void {
     if (client !== client_) return;
@@ -73,8 +83,9 @@ export function createLeadership(connectionString: string, opts: LeadershipOptio
           throw err;
         }
       }
-      const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [lock]);
+      const { rows } = await client.query<{ ok: boolean; pid: number }>('SELECT pg_try_advisory_lock($1) AS ok, pg_backend_pid() AS pid', [lock]);
       leader = rows[0]?.ok === true;
+      backendPid = rows[0]?.pid;
       return leader;
     },
     async verify() {
@@ -86,6 +97,25 @@ export function createLeadership(connectionString: string, opts: LeadershipOptio
         lost(c, (err as Error).message);
         await c.end().catch(() => undefined);
       }
+    },
+    async stillHeld(db) {
+      const c = client;
+      if (!leader || !c) return false;
+      // A session-level advisory lock on a bigint key: classid is its high half, objid its low
+      // half, objsubid 1.
+      const { rows } = await db.query<{ held: boolean }>(
+        `SELECT EXISTS (
+           SELECT 1 FROM pg_locks
+            WHERE locktype = 'advisory' AND granted AND pid = $1 AND objsubid = 1
+              AND classid = ($2::bigint >> 32)::oid AND objid = ($2::bigint & 4294967295)::oid
+              AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+         ) AS held`,
+        [backendPid, lock],
+      );
+      if (rows[0]?.held) return true;
+      lost(c, 'its session no longer holds the lock');
+      await c.end().catch(() => undefined);
+      return false;
     },
     async release() {
       const c = client;

@@ -93,6 +93,12 @@ export function createProjector(opts: ProjectorOptions): Projector {
     try {
       await client.query('BEGIN');
       await client.query('SELECT pg_advisory_xact_lock($1)', [PROJECTION_WRITE_LOCK]);
+      // Only the leader writes: a process that lost its leading session (however it went)
+      // learns it here, before writing anything, and stands by.
+      if (!(await leadership.stillHeld(client))) {
+        await client.query('ROLLBACK');
+        return undefined;
+      }
       const result = await fn(client);
       await client.query(result === undefined ? 'ROLLBACK' : 'COMMIT');
       return result;
@@ -131,6 +137,7 @@ export function createProjector(opts: ProjectorOptions): Projector {
       await projectListings(client, { listingIds: ids, categorySlugs: [], siteUrl, today, log });
       return ids.length;
     });
+    if (n) log.info({ listings: n, today }, 'projected again the listings whose promo lapsed');
     return n ?? 0;
   }
 
@@ -221,6 +228,7 @@ export function createProjector(opts: ProjectorOptions): Projector {
       projected += n;
       if (n < batchSize) break;
     }
+    if (stopping || !leadership.isLeader) return;
     await retrySoonIfHeldBack();
     while (!stopping && leadership.isLeader && (await lapsePromos()) >= batchSize);
     if (searchIndex) {
@@ -231,6 +239,7 @@ export function createProjector(opts: ProjectorOptions): Projector {
       }
     }
     if (projected >= batchSize) log.info({ outboxRows: projected }, 'projected a backlog of outbox rows');
+    if (stopping || !leadership.isLeader) return;
     await housekeeping();
   }
 

@@ -4,6 +4,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { ConfigError } from './config/config.ts';
+import { isDatabaseUnavailable } from './db/unavailable.ts';
+
+/** Exit status of a command that met an unreachable database: try again later (sysexits' EX_TEMPFAIL). */
+const EXIT_TEMPORARY_FAILURE = 75;
 
 const commands: Record<string, { summary: string; load: () => Promise<{ default: (args: string[]) => Promise<number> }> }> = {
   serve: { summary: 'run the whole service: migrations, API (REST + MCP) and projector in one process', load: () => import('./cli/serve.ts') },
@@ -67,6 +71,11 @@ main(process.argv.slice(2)).then(
   (err: unknown) => {
     if (err instanceof ConfigError) {
       console.error(`catalog: configuration error: ${err.message}`);
+    } else if (isDatabaseUnavailable(err)) {
+      // Not a bug: say what happened in one line, with an exit status scripts can retry on.
+      console.error(`catalog: the database cannot be reached (${(err as Error).message}); retry once it is back`);
+      process.exitCode = EXIT_TEMPORARY_FAILURE;
+      return;
     } else {
       console.error(`catalog: ${(err as Error)?.stack ?? String(err)}`);
     }

@@ -22,6 +22,7 @@ import { migrate } from './db/migrate.ts';
 import { openDatabase, type OpenedDatabase } from './db/open.ts';
 import { createPool, type Pool } from './db/pool.ts';
 import { buildApp } from './http/app.ts';
+import { withDeadline } from './util/deadline.ts';
 import { createMetrics } from './http/metrics.ts';
 import type { Readiness } from './http/operations.ts';
 import { createRateLimits, type RateLimits } from './http/rate-limit.ts';
@@ -70,7 +71,15 @@ export interface StartOptions {
   onMail?: (message: MailMessage) => void;
   /** For tests: the badge re-checks' clock, interval and poll. */
   badgeRechecks?: BadgeRecheckSettings;
+  /**
+   * Told when the embedded PostgreSQL this process started died and could not be started again
+   * (it is started again in place first); the process should then stop with a failure status.
+   */
+  onDatabaseLost?: (err: Error) => void;
 }
+
+/** /readyz answers within this (plus a little) even when the database hangs. */
+const READY_CHECK_MS = 2_000;
 
 export async function startService(config: Config, opts: StartOptions): Promise<RunningService> {
   const logger = opts.logger ?? pino({ level: config.logLevel });
@@ -82,7 +91,17 @@ export async function startService(config: Config, opts: StartOptions): Promise<
     cleanups.length = 0;
   };
   try {
-    const database = opts.database ?? (await openDatabase(config, (line) => logger.info(line)));
+    const database =
+      opts.database ??
+      (await openDatabase(config, (line) => logger.info(line), {
+        ...(opts.onDatabaseLost && {
+          supervise: {
+            onGiveUp: opts.onDatabaseLost,
+            onDown: () => logger.error('the embedded PostgreSQL stopped; reads go on from memory while it is started again'),
+            onRestarted: () => logger.info('the embedded PostgreSQL is running again; the service carries on'),
+          },
+        }),
+      }));
     if (!opts.database) cleanups.push(() => database.close());
     await migrate(database.connectionString, { log: (line) => logger.info(line) });
 
@@ -138,6 +157,7 @@ export async function startService(config: Config, opts: StartOptions): Promise<
     const accounts = await createAccounts({
       config,
       pool,
+      connectionString: database.connectionString,
       // The write side's counters (sign-in, registration) share the budgets' Redis connection.
       redis: rateLimits.redis,
       log: logger,
@@ -146,15 +166,15 @@ export async function startService(config: Config, opts: StartOptions): Promise<
       ...(opts.fetchOptions && { fetchOptions: opts.fetchOptions }),
       ...(opts.onMail && { onMail: opts.onMail }),
     });
-    cleanups.push(async () => accounts.close());
-    const upkeep = startAccountUpkeep({ pool, clientIdleSeconds: config.oauth.clientIdleSeconds, log: logger });
+    cleanups.push(() => accounts.close());
+    const upkeep = startAccountUpkeep({ pool, clientIdleSeconds: config.oauth.clientIdleSeconds, log: logger, applicationName: opts.projector ? 'catalog serve' : 'catalog api' });
     cleanups.push(async () => upkeep.stop());
 
     const readiness: Readiness = {
       async check() {
         const checks: Record<string, { ok: boolean; detail?: string }> = {};
         try {
-          await pool.query('SELECT 1');
+          await withDeadline(pool.query('SELECT 1'), READY_CHECK_MS);
           checks.database = { ok: true };
         } catch (err) {
           checks.database = { ok: false, detail: (err as Error).message };
@@ -166,7 +186,7 @@ export async function startService(config: Config, opts: StartOptions): Promise<
         };
         if (checks.database.ok) {
           try {
-            const lag = await projectionLag(pool);
+            const lag = await withDeadline(projectionLag(pool), READY_CHECK_MS);
             checks.projector = {
               ok: lag.oldestUnprojectedAgeSeconds <= config.readyMaxLagSeconds,
               detail: `${lag.unprojectedRows} changes waiting, oldest ${lag.oldestUnprojectedAgeSeconds.toFixed(1)} s`,

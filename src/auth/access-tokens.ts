@@ -1,6 +1,7 @@
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JWK } from 'jose';
 import type { Logger } from 'pino';
 import type { Pool } from '../db/pool.ts';
+import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import type { Caller } from './caller.ts';
 
 /**
@@ -59,13 +60,21 @@ export function createAccessTokenVerifier(opts: { pool: Pool; issuer: string; au
       if (typeof sub !== 'string' || typeof clientId !== 'string' || typeof gid !== 'string') {
         return { ok: false, error: 'invalid_token', description: 'The access token is not valid.' };
       }
-      const { rows } = await opts.pool.query<{ maker_id: string; revoked: boolean }>('SELECT maker_id, revoked_at IS NOT NULL AS revoked FROM auth.grants WHERE grant_id = $1', [gid]);
-      const grant = rows[0];
+      const scopes = new Set(typeof scope === 'string' ? scope.split(' ').filter(Boolean) : []);
+      let grant: { maker_id: string; revoked: boolean } | undefined;
+      try {
+        ({ rows: [grant] } = await opts.pool.query<{ maker_id: string; revoked: boolean }>('SELECT maker_id, revoked_at IS NOT NULL AS revoked FROM auth.grants WHERE grant_id = $1', [gid]));
+      } catch (err) {
+        if (!isDatabaseUnavailable(err)) throw err;
+        // The signature, issuer, audience and expiry are checked; only the revocation cannot
+        // be. The public reads go on (they would be served without any token), and every maker
+        // tool answers SERVICE_UNAVAILABLE until the grant can be looked up again.
+        return { ok: true, caller: { kind: 'maker', makerId: sub, clientId, grantId: gid, scopes, grantUnchecked: true } };
+      }
       if (!grant || grant.revoked || grant.maker_id !== sub) {
         return { ok: false, error: 'invalid_token', description: 'The access token was revoked: the app was disconnected. Sign in again.' };
       }
       touch(gid);
-      const scopes = new Set(typeof scope === 'string' ? scope.split(' ').filter(Boolean) : []);
       return { ok: true, caller: { kind: 'maker', makerId: sub, clientId, grantId: gid, scopes } };
     },
   };

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.ts';
-import type { Pool } from '../db/pool.ts';
+import { createPool, type Pool } from '../db/pool.ts';
 import type { SiteFetcherOptions } from '../sites/safe-fetch.ts';
 import { createGuardedFetch } from '../sites/safe-fetch.ts';
 import { createKeyedLimiter, type KeyedLimiter } from '../util/keyed-limiter.ts';
@@ -29,7 +29,7 @@ export interface Accounts {
   };
   /** The MCP endpoint's URL: the resource and audience of every access token. */
   readonly mcpUrl: string;
-  close(): void;
+  close(): Promise<void>;
 }
 
 /** Asks for sign-in links: per IP and per address, each over an hour. */
@@ -40,6 +40,8 @@ export const REGISTRATIONS_PER_IP_PER_HOUR = 30;
 export interface AccountsOptions {
   config: Config;
   pool: Pool;
+  /** The database, for the connections that hold per-token locks (refresh-replay.ts). */
+  connectionString: string;
   redis: Redis | undefined;
   log: Logger;
   mcpPath: string;
@@ -53,7 +55,7 @@ export async function createAccounts(opts: AccountsOptions): Promise<Accounts> {
   const { config, pool } = opts;
   const mcpUrl = `${config.publicUrl}${opts.mcpPath}`;
   const keys = await loadServiceKeys(pool);
-  const replays = createRefreshReplays(pool);
+  const replays = createRefreshReplays(pool, createPool(opts.connectionString, { max: 5, applicationName: 'catalog refresh locks' }));
   const oauth = await createAuthorizationServer({
     issuer: config.publicUrl,
     resource: mcpUrl,
@@ -88,8 +90,9 @@ export async function createAccounts(opts: AccountsOptions): Promise<Accounts> {
       registrationsPerIp: createKeyedLimiter({ keyPrefix: 'catalog:oauth-register', points: REGISTRATIONS_PER_IP_PER_HOUR, durationSeconds: hour, redis: opts.redis }),
     },
     mcpUrl,
-    close() {
+    async close() {
       mailer.close();
+      await replays.close();
     },
   };
 }

@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Configuration, KoaContextWithOIDC, default as ProviderType } from 'oidc-provider';
+import { UNAVAILABLE_RETRY_SECONDS } from '../contract/errors.ts';
 import type { Pool } from '../db/pool.ts';
+import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import { loadOidcProvider } from './load-oidc-provider.ts';
 import { CLIENT_DOCUMENT_MAX_BYTES, clientDocumentProblem } from './client-document-problem.ts';
 import { createOAuthStore, spendCodeOnWrongVerifier } from './oauth-store.ts';
@@ -41,6 +43,12 @@ export const CONSENT_PATH = '/oauth/consent';
 
 /** The endpoints clients call directly: nothing they answer may be cached. */
 const CLIENT_ENDPOINTS: ReadonlySet<string> = new Set([OAUTH_ROUTES.token, OAUTH_ROUTES.revocation, OAUTH_ROUTES.registration]);
+
+/** The OAuth answer to a request met while the database cannot be reached (HTTP 503). */
+export const TEMPORARILY_UNAVAILABLE = {
+  error: 'temporarily_unavailable',
+  error_description: `The authorization server cannot reach its database right now; retry in about ${UNAVAILABLE_RETRY_SECONDS} seconds.`,
+} as const;
 
 const HOUR = 3600;
 const DAY = 24 * HOUR;
@@ -209,11 +217,11 @@ export async function createAuthorizationServer(opts: AuthorizationServerOptions
     fetch: opts.fetch,
     fetchResponseBodyLimits: { 'client_id metadata document': CLIENT_DOCUMENT_MAX_BYTES },
     async renderError(ctx, out, error) {
-      const page = opts.renderErrorPage({
-        error: String(out.error),
-        description: out.error_description ? String(out.error_description) : undefined,
-        detail: clientDocumentProblem(error),
-      });
+      const page = opts.renderErrorPage(
+        isDatabaseUnavailable(error)
+          ? { error: TEMPORARILY_UNAVAILABLE.error, description: TEMPORARILY_UNAVAILABLE.error_description }
+          : { error: String(out.error), description: out.error_description ? String(out.error_description) : undefined, detail: clientDocumentProblem(error) },
+      );
       ctx.type = 'html';
       ctx.set('cache-control', 'no-store');
       ctx.set('content-security-policy', page.contentSecurityPolicy);
@@ -226,7 +234,20 @@ export async function createAuthorizationServer(opts: AuthorizationServerOptions
   const provider = new Provider(opts.issuer, configuration);
   provider.proxy = opts.trustProxy;
 
-  provider.on('server_error', (_ctx: unknown, err: Error) => opts.log.error({ err }, 'authorization server error'));
+  provider.on('server_error', (ctx: KoaContextWithOIDC, err: Error) => {
+    if (!isDatabaseUnavailable(err)) return opts.log.error({ err }, 'authorization server error');
+    (ctx.state as { databaseUnavailable?: boolean }).databaseUnavailable = true;
+    opts.log.warn({ err }, 'authorization request refused: the database cannot be reached');
+  });
+  // The library answers any failure as a 500 server_error; one that met an unreachable database
+  // is a 503 the client may retry in a moment (RFC 6749's temporarily_unavailable).
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.status !== 500 || !(ctx.state as { databaseUnavailable?: boolean }).databaseUnavailable) return;
+    ctx.status = 503;
+    ctx.set('retry-after', String(UNAVAILABLE_RETRY_SECONDS));
+    if (ctx.body && typeof ctx.body === 'object' && !Buffer.isBuffer(ctx.body)) ctx.body = { ...TEMPORARILY_UNAVAILABLE };
+  });
   const refusal = (err: Error & { error_detail?: string }) => ({ name: err.name, message: err.message, detail: err.error_detail });
   provider.on('grant.error', (_ctx: unknown, err: Error) => opts.log.debug({ err: refusal(err) }, 'token request refused'));
   provider.on('authorization.error', (_ctx: unknown, err: Error) =>

@@ -12,6 +12,11 @@ export type Caller =
       readonly clientId: string;
       readonly grantId: string;
       readonly scopes: ReadonlySet<string>;
+      /**
+       * The token is genuine but its grant could not be looked up (the database cannot be
+       * reached): reads are served, anything the maker's account does is refused as unavailable.
+       */
+      readonly grantUnchecked?: true;
     };
 
 export type ScopeCheck =

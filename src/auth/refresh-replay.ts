@@ -10,6 +10,11 @@ import { hashToken } from './secret-token.ts';
  * The answer is kept sealed (AES-256-GCM) under a key derived from the spent refresh token, and
  * found by that token's hash: the database never holds a usable token, and only the holder of
  * the spent token can open the answer. After the window, reuse revokes the grant as before.
+ *
+ * Requests carrying the same refresh token are handled one at a time across every process of
+ * the cluster (an advisory lock in PostgreSQL on the token's hash, held while the library
+ * answers and the answer is sealed): behind a load balancer, two processes receiving the same
+ * token at the same instant give one new pair, and both callers get it.
  */
 export const REPLAY_SECONDS = 10;
 
@@ -36,14 +41,28 @@ export interface RefreshReplays {
   /** The answer given to an earlier refresh with this token, while the window lasts. */
   recall(refreshToken: string): Promise<string | undefined>;
   /**
-   * Runs `fn` for one refresh token at a time in this process: a second request with the same
-   * token waits for the first, then finds its answer instead of spending the token again.
+   * Runs `fn` for one refresh token at a time in the whole cluster: a second request with the
+   * same token, in this process or any other, waits for the first, then finds its answer
+   * instead of spending the token again (which would count as reuse and revoke the grant).
    */
   oneAtATime<T>(refreshToken: string, fn: () => Promise<T>): Promise<T>;
+  close(): Promise<void>;
 }
 
-export function createRefreshReplays(pool: Pool): RefreshReplays {
-  const inFlight = new Map<string, Promise<unknown>>();
+/**
+ * The advisory lock class of refresh tokens (two-key form: this class, then 32 bits of the
+ * token's hash). Two different tokens sharing those bits only wait for each other briefly.
+ */
+export const REFRESH_LOCK_CLASS = 7_430_020;
+/** How long a refresh waits for another one with the same token before giving up. */
+const REFRESH_LOCK_WAIT_MS = 10_000;
+
+/**
+ * `pool` serves the queries; `lockPool` is a small pool of its own whose connections only hold
+ * the per-token locks, so a lock never waits for a connection that the library's own queries,
+ * made while the lock is held, would need.
+ */
+export function createRefreshReplays(pool: Pool, lockPool: Pool): RefreshReplays {
   return {
     async remember(refreshToken, body) {
       await pool.query(
@@ -59,15 +78,26 @@ export function createRefreshReplays(pool: Pool): RefreshReplays {
       return rows[0] ? openAnswer(refreshToken, rows[0].sealed) : undefined;
     },
     async oneAtATime(refreshToken, fn) {
-      const key = hashToken(refreshToken).toString('hex');
-      for (let earlier = inFlight.get(key); earlier; earlier = inFlight.get(key)) await earlier.catch(() => undefined);
-      const run = fn();
-      inFlight.set(key, run);
+      const key = [REFRESH_LOCK_CLASS, hashToken(refreshToken).readInt32BE(0)];
+      const client = await lockPool.connect();
+      // A connection whose unlock did not go through is closed rather than reused: closing the
+      // session is what releases a session-level lock for certain.
+      let unlocked = false;
       try {
-        return await run;
+        await client.query(`SET lock_timeout = ${REFRESH_LOCK_WAIT_MS}`);
+        await client.query('SELECT pg_advisory_lock($1, $2)', key);
+        try {
+          return await fn();
+        } finally {
+          unlocked = await client.query('SELECT pg_advisory_unlock($1, $2)', key).then(
+            () => true,
+            () => false,
+          );
+        }
       } finally {
-        inFlight.delete(key);
+        client.release(!unlocked);
       }
     },
+    close: () => lockPool.end(),
   };
 }

@@ -10,6 +10,7 @@ import {
   checkListingSite,
   inspectListingSite,
   listedSite,
+  lockWebsite,
   makersListingOfSite,
   siteSnapshot,
   type InspectedSite,
@@ -207,7 +208,10 @@ export async function editListing(deps: EditDeps, makerId: string, slug: string,
     const current = await getMakerListing(client, urls, makerId, slug, true);
     if (changes.category !== undefined) await assertCategoryExists(client, changes.category);
     // Another listing may have taken the site while it was being read.
-    if (newSite) await assertSiteFree(client, urls, makerId, current.id, newSite.websiteKey);
+    if (newSite) {
+      await lockWebsite(client, newSite.websiteKey);
+      await assertSiteFree(client, urls, makerId, current.id, newSite.websiteKey);
+    }
     const check = newSite
       ? checkListingSite(deps, newSite.website, newSite.site, {
           name: changes.name ?? current.name,

@@ -95,7 +95,18 @@ export function checkListingSite(deps: Pick<SiteCheckDeps, 'blocklist'>, website
 // ---------------------------------------------------------------------------------------------
 // Whose site it is
 
-type Queryable = Pool | PoolClient;
+export type Queryable = Pool | PoolClient;
+
+/**
+ * Everything that gives a listing a website (a submission, a change of website) takes this
+ * transaction-level lock on the site's identity and asks the duplicate rules again under it, so
+ * two requests for one site at once, in any processes, never give it to two listings.
+ */
+const WEBSITE_LOCK_CLASS = 7_430_030;
+
+export async function lockWebsite(client: PoolClient, websiteKey: string): Promise<void> {
+  await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [WEBSITE_LOCK_CLASS, websiteKey]);
+}
 
 export interface ListedSite {
   readonly slug: string;

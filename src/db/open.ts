@@ -1,5 +1,5 @@
 import type { Config } from '../config/config.ts';
-import { startEmbeddedPostgres } from './embedded.ts';
+import { startEmbeddedPostgres, type EmbeddedSupervision } from './embedded.ts';
 
 export interface OpenedDatabase {
   readonly connectionString: string;
@@ -7,11 +7,14 @@ export interface OpenedDatabase {
   close(): Promise<void>;
 }
 
-/** DATABASE_URL when configured, else the embedded PostgreSQL under the data folder. */
-export async function openDatabase(config: Config, log: (line: string) => void = () => undefined): Promise<OpenedDatabase> {
+/**
+ * DATABASE_URL when configured, else the embedded PostgreSQL under the data folder; with
+ * `supervise`, an embedded server this process started is started again should it die.
+ */
+export async function openDatabase(config: Config, log: (line: string) => void = () => undefined, opts: { supervise?: EmbeddedSupervision } = {}): Promise<OpenedDatabase> {
   if (config.databaseUrl) {
     return { connectionString: config.databaseUrl, embedded: false, close: async () => undefined };
   }
-  const db = await startEmbeddedPostgres(config.dataDir, { log });
+  const db = await startEmbeddedPostgres(config.dataDir, { log, ...(opts.supervise && { supervise: opts.supervise }) });
   return { connectionString: db.connectionString, embedded: true, close: () => db.stop() };
 }

@@ -12,11 +12,15 @@ export function createPool(connectionString: string, opts: { max?: number; appli
     max: opts.max ?? 10,
     application_name: opts.applicationName ?? 'catalog',
     idleTimeoutMillis: 30_000,
-    // A server that does not answer must not hold a caller (or a shutdown) for ever.
-    connectionTimeoutMillis: 10_000,
+    // A server that does not answer must not hold a caller (or a shutdown) for ever: a write
+    // met by an unreachable database answers SERVICE_UNAVAILABLE within seconds, never hangs.
+    connectionTimeoutMillis: 3_000,
   });
-  // An idle client losing its connection must not crash the process; the next query reconnects.
+  // A client losing its connection must not crash the process, idle in the pool (the pool's
+  // 'error') or checked out between two queries (the client's own, which the pool leaves
+  // unheard meanwhile): its next query fails, and the pool replaces it on release.
   pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 

@@ -1,7 +1,8 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { CatalogError } from '../contract/errors.ts';
+import { CatalogError, serviceUnavailable } from '../contract/errors.ts';
+import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import { ErrorCode, type ErrorBody } from '../contract/schemas.ts';
 import { NO_STORE } from './caching.ts';
 
@@ -32,8 +33,17 @@ function isFastifyError(err: unknown): err is FastifyError {
   return err instanceof Error && typeof (err as FastifyError).statusCode === 'number';
 }
 
+/**
+ * The error as the service reports it: a database that cannot be reached is SERVICE_UNAVAILABLE
+ * (503, retry shortly), whatever step of the request met it.
+ */
+export function catalogErrorOf(err: unknown): unknown {
+  return !(err instanceof CatalogError) && isDatabaseUnavailable(err) ? serviceUnavailable(err) : err;
+}
+
 /** The public form of any error; only CatalogError messages are shown as they are. */
-export function publicError(err: unknown): PublicError {
+export function publicError(error: unknown): PublicError {
+  const err = catalogErrorOf(error);
   if (err instanceof CatalogError) return { status: err.status, body: err.toBody() };
   const status = isFastifyError(err) ? (err.statusCode ?? 500) : 500;
   const code = isFastifyError(err) ? err.code : undefined;
@@ -75,9 +85,11 @@ export function sendError(reply: FastifyReply, status: number, body: PublicError
 
 /** Installs the error and not-found handlers on the root instance (inherited by every plugin). */
 export function registerErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((err, request, reply) => {
+  app.setErrorHandler((error, request, reply) => {
+    const err = catalogErrorOf(error);
     const { status, body } = publicError(err);
-    if (status >= 500) request.log.error({ err }, 'request failed');
+    if (status === 503) request.log.warn({ err: error }, 'request refused: the database cannot be reached');
+    else if (status >= 500) request.log.error({ err }, 'request failed');
     else if (!(err instanceof CatalogError)) request.log.info({ err: { code: (err as FastifyError).code, message: (err as Error).message } }, 'request rejected');
     if (err instanceof CatalogError && err.retryAfterSeconds !== undefined && !reply.hasHeader('retry-after')) {
       reply.header('retry-after', String(err.retryAfterSeconds));

@@ -1,7 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { OAUTH_ROUTES, type AuthorizationServer } from '../auth/authorization-server.ts';
+import { OAUTH_ROUTES, TEMPORARILY_UNAVAILABLE, type AuthorizationServer } from '../auth/authorization-server.ts';
+import { UNAVAILABLE_RETRY_SECONDS } from '../contract/errors.ts';
+import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import type { RefreshReplays } from '../auth/refresh-replay.ts';
 import { SCOPES } from '../auth/scopes.ts';
 import type { KeyedLimiter } from '../util/keyed-limiter.ts';
@@ -28,6 +30,9 @@ export interface OAuthRouteDeps {
   mcpUrl: string;
   mcpPath: string;
 }
+
+/** SQLSTATE of a lock wait that ran out of lock_timeout. */
+const LOCK_NOT_AVAILABLE = '55P03';
 
 export const PROTECTED_RESOURCE_PATH = '/.well-known/oauth-protected-resource';
 /**
@@ -196,12 +201,20 @@ export async function registerOAuthRoutes(app: FastifyInstance, deps: OAuthRoute
       const params = new URLSearchParams(body.toString('utf8'));
       const refreshToken = params.get('grant_type') === 'refresh_token' ? params.get('refresh_token') : null;
       if (!refreshToken) return handOverJson(request, reply, withBody(request.raw, body));
-      return replays.oneAtATime(refreshToken, async () => {
-        const earlier = await replays.recall(refreshToken);
-        if (earlier === undefined) return handOverJson(request, reply, withBody(request.raw, body));
-        if (request.headers.origin) reply.header('access-control-allow-origin', request.headers.origin);
-        return sendOAuthJson(reply, 200, JSON.parse(earlier));
-      });
+      try {
+        return await replays.oneAtATime(refreshToken, async () => {
+          const earlier = await replays.recall(refreshToken);
+          if (earlier === undefined) return handOverJson(request, reply, withBody(request.raw, body));
+          if (request.headers.origin) reply.header('access-control-allow-origin', request.headers.origin);
+          return sendOAuthJson(reply, 200, JSON.parse(earlier));
+        });
+      } catch (err) {
+        // No lock (the database is away, or another request with this token takes too long):
+        // nothing was spent, so the client may retry the same refresh.
+        if (reply.sent || !(isDatabaseUnavailable(err) || (err as { code?: string }).code === LOCK_NOT_AVAILABLE)) throw err;
+        request.log.warn({ err }, 'refresh refused: its lock could not be taken');
+        return sendOAuthJson(reply.header('retry-after', String(UNAVAILABLE_RETRY_SECONDS)), 503, TEMPORARILY_UNAVAILABLE);
+      }
     });
   });
 }

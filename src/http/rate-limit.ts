@@ -44,6 +44,7 @@ export interface RateLimitOptions {
 }
 
 const WINDOW_SECONDS = 60;
+const REDIS_RETRY_MAX_MS = 1000;
 export const DEFAULT_PAGES_PER_MINUTE = 300;
 
 export function createRateLimits(opts: RateLimitOptions): RateLimits {
@@ -57,7 +58,9 @@ export function createRateLimits(opts: RateLimitOptions): RateLimits {
       maxRetriesPerRequest: 1,
       connectTimeout: 2000,
       commandTimeout: 500,
-      retryStrategy: (times) => Math.min(times * 200, 5000),
+      // Reconnect at least every second however long it was away: shared budgets resume within
+      // about a second of Redis coming back (a refused connection costs nothing to retry).
+      retryStrategy: (times) => Math.min(times * 100, REDIS_RETRY_MAX_MS),
       lazyConnect: false,
     });
     redis.on('error', (err) => opts.onRedisError?.(err));

@@ -3,7 +3,8 @@ import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/
 import { z } from 'zod';
 import { checkScopes } from '../auth/caller.ts';
 import type { Scope } from '../auth/scopes.ts';
-import { CatalogError, badRequest, internalError } from '../contract/errors.ts';
+import { CatalogError, badRequest, internalError, serviceUnavailable } from '../contract/errors.ts';
+import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import { ErrorCode } from '../contract/schemas.ts';
 import { checkBadge } from '../catalog/badges.ts';
 import { listingChangesSchema, listingChangesShape, makerIssues, submissionSchema, submissionShape } from '../catalog/maker-input.ts';
@@ -85,13 +86,24 @@ function jsonResult(body: Record<string, unknown>): CallToolResult {
   return { structuredContent: body, content: [{ type: 'text', text: JSON.stringify(body) }] };
 }
 
-/** Runs a tool: a CatalogError is answered as the tool error it is; anything else is logged. */
+/**
+ * Runs a tool: a CatalogError is answered as the tool error it is; anything else is logged.
+ * A database that cannot be reached is a tool error too (SERVICE_UNAVAILABLE, retry shortly),
+ * not an HTTP failure: the model reads the result and can wait and retry, where a failed POST
+ * would look to the host like a broken connection.
+ */
 async function answer(run: () => Promise<CallToolResult>): Promise<CallToolResult> {
+  const caller = currentCaller();
+  if (caller.auth.kind === 'maker' && caller.auth.grantUnchecked) return errorResult(serviceUnavailable());
   try {
     return await run();
   } catch (err) {
     if (err instanceof CatalogError) return errorResult(err);
-    currentCaller().log.error({ err }, 'MCP tool failed');
+    if (isDatabaseUnavailable(err)) {
+      caller.log.warn({ err }, 'MCP tool refused: the database cannot be reached');
+      return errorResult(serviceUnavailable(err));
+    }
+    caller.log.error({ err }, 'MCP tool failed');
     return errorResult(internalError(err));
   }
 }

@@ -1,4 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { UNAVAILABLE_RETRY_SECONDS } from '../contract/errors.ts';
+import { ErrorCode } from '../contract/schemas.ts';
 import { publicError } from '../http/errors.ts';
 import { AccountErrorPage } from './account-pages.tsx';
 import { sendPrivatePage } from './render.ts';
@@ -21,6 +23,18 @@ export function sendPageError(err: FastifyError, request: FastifyRequest, reply:
     );
   }
   const { status } = publicError(err);
+  if (status === 503) {
+    request.log.warn({ err }, 'page refused: the database cannot be reached');
+    return sendPrivatePage(
+      reply.header('retry-after', String(UNAVAILABLE_RETRY_SECONDS)),
+      <AccountErrorPage
+        title="The directory is briefly unavailable"
+        message={`Its database cannot be reached right now, so this could not be done (${ErrorCode.SERVICE_UNAVAILABLE}). Go back and try again in a few seconds.`}
+        session={null}
+      />,
+      { status },
+    );
+  }
   if (status >= 500) request.log.error({ err }, 'page failed');
   if (status === 429) {
     return sendPrivatePage(reply, <AccountErrorPage title="Too many requests" message="Slow down and retry in a minute." session={null} />, { status });

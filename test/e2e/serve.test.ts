@@ -1,8 +1,9 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { appendFile, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 
 /**
@@ -60,6 +61,13 @@ function postgresPid(dataDir: string): number | undefined {
   const file = path.join(dataDir, 'pg', 'postmaster.pid');
   if (!existsSync(file)) return undefined;
   return Number(readFileSync(file, 'utf8').split('\n')[0]);
+}
+
+/** The embedded server's address, from the files it keeps beside its data. */
+function embeddedUrl(dataDir: string): string {
+  const password = readFileSync(path.join(dataDir, 'pg-password'), 'utf8').trim();
+  const port = readFileSync(path.join(dataDir, 'pg-port'), 'utf8').trim();
+  return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
 }
 
 function alive(pid: number): boolean {
@@ -220,6 +228,46 @@ describe('catalog serve on the embedded defaults', () => {
     }
     expect(down).toBe(true);
   }, 90_000);
+
+  it('starts its embedded PostgreSQL again when it is killed, serving reads meanwhile, and carries on', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'catalog-serve-'));
+    dirs.push(dataDir);
+    const s = await startServe(['--data-dir', dataDir], baseEnv({ PORT: '0', DEMO_COUNT: '40', LOG_LEVEL: 'info', LOG_FORMAT: 'json' }));
+    const page = (await (await fetch(`${s.url}/api/v1/search?limit=1`)).json()) as { products: { slug: string }[] };
+    const slug = page.products[0]!.slug;
+    const killed = postgresPid(dataDir)!;
+    process.kill(killed, 'SIGKILL');
+    // Reads go on from memory at once.
+    expect((await fetch(`${s.url}/api/v1/products/${slug}`)).status).toBe(200);
+    await expect.poll(() => /the embedded PostgreSQL is running again/.test(s.output()), { timeout: 60_000, interval: 200 }).toBe(true);
+    const started = postgresPid(dataDir)!;
+    expect(started).not.toBe(killed);
+    await expect.poll(async () => (await fetch(`${s.url}/readyz`)).status, { timeout: 30_000, interval: 200 }).toBe(200);
+    // A change written to the database now reaches the API: the projector leads again.
+    const db = new pg.Client({ connectionString: embeddedUrl(dataDir) });
+    await db.connect();
+    await db.query(`UPDATE catalog.listings SET punchline = 'Written after the restart' WHERE slug = $1`, [slug]);
+    await db.end();
+    await expect.poll(async () => (await (await fetch(`${s.url}/api/v1/products/${slug}`)).text()).includes('Written after the restart'), { timeout: 30_000, interval: 100 }).toBe(true);
+    expect(await stop(s.child)).toBe(0);
+    for (let i = 0; i < 100 && alive(started); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(alive(started)).toBe(false);
+  }, 180_000);
+
+  it('stops with status 1, saying why, when its embedded PostgreSQL cannot be started again', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'catalog-serve-'));
+    dirs.push(dataDir);
+    const s = await startServe(['--no-demo', '--data-dir', dataDir], baseEnv({ PORT: '0', LOG_LEVEL: 'warn', LOG_FORMAT: 'pretty' }));
+    // The server reads its configuration only when it starts: a broken file keeps it down from now on.
+    await appendFile(path.join(dataDir, 'pg', 'postgresql.conf'), '\nthis line is not a setting\n');
+    const exited = new Promise<number | null>((resolve) => {
+      s.child.removeAllListeners('exit');
+      s.child.on('exit', (code) => resolve(code));
+    });
+    process.kill(postgresPid(dataDir)!, 'SIGKILL');
+    expect(await exited).toBe(1);
+    expect(s.output()).toMatch(/FATAL: stopping: the embedded PostgreSQL in \S+ stopped and could not be started again after 5 attempts: .*postgresql\.conf/);
+  }, 120_000);
 
   it('--no-demo starts on an empty catalog', async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'catalog-serve-'));

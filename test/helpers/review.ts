@@ -87,18 +87,22 @@ export interface CommandRun {
 
 /** Runs `catalog …` (bin/catalog.js) against the stack's database, as an operator would. */
 export function runCatalog(stack: TestStack, args: string[], env: Record<string, string> = {}): Promise<CommandRun> {
+  return runCatalogCommand(args, {
+    DATABASE_URL: stack.db.url,
+    PUBLIC_URL: stack.service.config.publicUrl,
+    SITE_URL: stack.service.config.siteUrl,
+    LOG_LEVEL: 'info',
+    LOG_FORMAT: 'json',
+    SMTP_URL: '',
+    ...env,
+  });
+}
+
+/** Runs `catalog …` (bin/catalog.js) with this environment added to the test's own. */
+export function runCatalogCommand(args: string[], env: Record<string, string>): Promise<CommandRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [path.join(path.dirname(projectPath('package.json')), 'bin/catalog.js'), ...args], {
-      env: {
-        ...process.env,
-        DATABASE_URL: stack.db.url,
-        PUBLIC_URL: stack.service.config.publicUrl,
-        SITE_URL: stack.service.config.siteUrl,
-        LOG_LEVEL: 'info',
-        LOG_FORMAT: 'json',
-        SMTP_URL: '',
-        ...env,
-      },
+      env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

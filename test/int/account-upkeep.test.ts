@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { pruneOAuthRecords } from '../../src/auth/oauth-store.ts';
 import { pruneSessions } from '../../src/auth/sessions.ts';
+import { claimScheduledRun } from '../../src/auth/upkeep.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 
 let db: TestDatabase;
@@ -31,4 +32,18 @@ it('forgets expired authorization records, idle clients, old refresh answers, ex
   expect((await pool.query(`SELECT count(*)::int AS n FROM catalog.sessions`)).rows[0].n).toBe(1);
   // A used or expired link stays a day, so opening it still says "expired" rather than "unknown".
   expect((await pool.query(`SELECT count(*)::int AS n FROM catalog.sign_in_links`)).rows[0].n).toBe(1);
+});
+
+it('runs once per cluster: of processes asking at the same moment one claims the run, and the next only after the interval', async () => {
+  const { pool } = db;
+  const hour = 3_600_000;
+  const asked = await Promise.all(Array.from({ length: 6 }, (_, i) => claimScheduledRun(pool, 'test-job', hour, `process ${i}`)));
+  expect(asked.filter(Boolean)).toHaveLength(1);
+  expect(await claimScheduledRun(pool, 'test-job', hour, 'late process')).toBe(false);
+  await pool.query(`UPDATE auth.scheduled_runs SET started_at = now() - interval '61 minutes' WHERE job = 'test-job'`);
+  const again = await Promise.all(Array.from({ length: 6 }, (_, i) => claimScheduledRun(pool, 'test-job', hour, `process ${i}`)));
+  expect(again.filter(Boolean)).toHaveLength(1);
+  const { rows } = await pool.query<{ runs: number; started_by: string }>(`SELECT runs::int AS runs, started_by FROM auth.scheduled_runs WHERE job = 'test-job'`);
+  expect(rows[0]!.runs).toBe(2);
+  expect(rows[0]!.started_by).toMatch(/^process \d$/);
 });

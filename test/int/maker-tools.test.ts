@@ -20,6 +20,7 @@ const resolver = tableResolver({
   'www.good.example': ['127.0.0.1'],
   'second.example': ['127.0.0.1'],
   'third.example': ['127.0.0.1'],
+  'twice.example': ['127.0.0.1'],
   'bare.example': ['127.0.0.1'],
   'badge.example': ['127.0.0.1'],
   'json.example': ['127.0.0.1'],
@@ -288,6 +289,20 @@ describe('submit_product signed in', () => {
     await stack.settle();
     expect((await restProduct(String((first.listing as Json).slug))).status).toBe(404);
     await client.close();
+  });
+
+  it('makes one listing when the same site is submitted twice at the same moment', async () => {
+    const { accessToken } = await makerToken(stack, 'twice@example.com');
+    const [a, b] = [await connect({ token: accessToken }), await connect({ token: accessToken })];
+    const args = { website: web('twice.example'), name: 'Twice App', punchline: 'Sent twice at once', description: 'Submitted by two apps at once.', category: 'productivity' };
+    const answers = await Promise.all([ok(a, 'submit_product', args), ok(b, 'submit_product', args)]);
+    // The second is told of the first, now live (as a submission after it would be).
+    expect(answers.map((x) => x.outcome).sort()).toEqual(['already_listed', 'published']);
+    const slugs = answers.map((x) => ((x.listing ?? x.live_listing) as Json).slug);
+    expect(slugs[0]).toBe(slugs[1]);
+    const { rows } = await stack.db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM catalog.listings WHERE website_key = (SELECT website_key FROM catalog.listings WHERE name = 'Twice App')`);
+    expect(rows[0]!.n).toBe(1);
+    await Promise.all([a.close(), b.close()]);
   });
 
   it('saves a draft with a claim link when the site offers no usable image', async () => {

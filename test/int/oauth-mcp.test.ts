@@ -64,8 +64,8 @@ async function mcpCall(token: string | undefined, body: unknown, url = mcpUrl) {
 
 const searchCall = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_categories', arguments: {} } };
 
-async function tokenRequest(params: Record<string, string>) {
-  const res = await fetch(`${stack.baseUrl}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(params) });
+async function tokenRequest(params: Record<string, string>, origin = stack.baseUrl) {
+  const res = await fetch(`${origin}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(params) });
   return { status: res.status, type: res.headers.get('content-type'), body: (await res.json()) as Record<string, string> };
 }
 
@@ -185,7 +185,7 @@ describe('refresh tokens', () => {
   });
 });
 
-describe('Disconnect', () => {
+describe('two API processes', () => {
   let second: RunningService;
 
   beforeAll(async () => {
@@ -219,6 +219,22 @@ describe('Disconnect', () => {
     const refresh = await tokenRequest({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id });
     expect(refresh.body.error).toBe('invalid_grant');
     expect(await (await browser.request('/settings/apps')).text()).toContain('No app is connected');
+  });
+  it('the same refresh token sent to both processes at the same instant gives both callers one new pair, never a revocation', async () => {
+    const browser = await signIn(stack, 'refresh-race@example.com');
+    const secondMcp = new URL(`${second.url}/api/mcp`);
+    for (let round = 0; round < 4; round++) {
+      const { client_id, tokens } = await codeFlow(browser, { scope: 'listings:read offline_access' });
+      const params = { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id };
+      const [here, there] = await Promise.all([tokenRequest(params), tokenRequest(params, second.url)]);
+      expect([here.status, there.status], JSON.stringify([here.body, there.body])).toEqual([200, 200]);
+      expect(there.body).toEqual(here.body);
+      expect(here.body.refresh_token).not.toBe(tokens.refresh_token);
+      // The one new pair works in either process, and the grant goes on.
+      expect((await mcpCall(here.body.access_token, searchCall, secondMcp)).status).toBe(200);
+      const next = await tokenRequest({ ...params, refresh_token: here.body.refresh_token! });
+      expect(next.status, JSON.stringify(next.body)).toBe(200);
+    }
   });
 });
 

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LEADER_APPLICATION_NAME } from '../../projector/leadership.ts';
+import { LEADER_APPLICATION_NAME, createLeadership } from '../../projector/leadership.ts';
+import { silentLog } from '../../projector/log.ts';
 import { PROJECTOR_LEADER_LOCK } from '../../projector/locks.ts';
 import { createProjector, type Projector } from '../../projector/projector.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
@@ -86,5 +87,26 @@ describe('leadership', () => {
     await expect.poll(() => other.isLeader, { timeout: 10_000 }).toBe(true);
     const last = await insertListing(db.pool);
     await expect.poll(() => projected(last), { timeout: 10_000 }).toBe(true);
+  });
+});
+
+describe('fencing', () => {
+  it('a leader asks PostgreSQL before each write whether its session still holds the lock, and stops leading when it does not', async () => {
+    // A key of its own, above 2^32, so the test also covers both halves of a bigint key.
+    const lock = 2 ** 40 + 7_430_011;
+    const leadership = createLeadership(db.url, { log: silentLog, onLost: () => undefined, lock, applicationName: 'fencing-test' });
+    const sessions = async () =>
+      (await db.pool.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE application_name = 'fencing-test' AND datname = current_database()`)).rows.map((r) => r.pid);
+    try {
+      expect(await leadership.tryAcquire()).toBe(true);
+      expect(await leadership.stillHeld(db.pool)).toBe(true);
+      const [pid] = await sessions();
+      await db.pool.query('SELECT pg_terminate_backend($1)', [pid]);
+      // Whether or not the process has heard of its session's end yet, the answer is no.
+      expect(await leadership.stillHeld(db.pool)).toBe(false);
+      expect(leadership.isLeader).toBe(false);
+    } finally {
+      await leadership.release();
+    }
   });
 });

@@ -1,8 +1,7 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { hasRedisServer, startRedisServer, type RedisServer } from '../../bench/cluster/redis-server.ts';
 import { startTestStack, type TestStack } from '../helpers/stack.ts';
 import { uniqueIp } from './rest-support.ts';
 
@@ -91,46 +90,27 @@ describe('Redis unreachable from the start', () => {
   });
 });
 
-/** A Redis server of this test's own, so stopping it disturbs nobody else. */
-async function startPrivateRedis(): Promise<{ url: string; process: ChildProcess }> {
-  const port = await new Promise<number>((resolve) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const p = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(p));
-    });
-  });
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  const url = `redis://127.0.0.1:${port}`;
-  const probe = new Redis(url, { lazyConnect: true, retryStrategy: () => 50, maxRetriesPerRequest: null });
-  probe.on('error', () => undefined);
-  await probe.connect().catch(() => undefined);
-  await probe.ping();
-  probe.disconnect();
-  return { url, process: child };
-}
+const redisInstalled = hasRedisServer();
+if (!redisInstalled) console.log('redis-server binary not found: skipping the Redis-stopped-mid-run test');
 
-const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0;
-if (!hasRedisServer) console.log('redis-server binary not found: skipping the Redis-stopped-mid-run test');
-
-describe.skipIf(!hasRedisServer)('Redis stopped mid-run', () => {
-  let redis: { url: string; process: ChildProcess } | undefined;
+describe.skipIf(!redisInstalled)('Redis stopped mid-run', () => {
+  /** A Redis server of this test's own, so stopping it disturbs nobody else. */
+  let redis: RedisServer | undefined;
   let stack: TestStack;
   beforeAll(async () => {
-    redis = await startPrivateRedis();
+    redis = await startRedisServer();
     stack = await startTestStack({ listen: false, env: { REDIS_URL: redis.url } });
   });
   afterAll(async () => {
     await stack?.stop();
-    if (redis && redis.process.exitCode === null) redis.process.kill('SIGKILL');
+    await redis?.stop();
   });
 
   test('requests keep being served and limited after Redis goes away', async () => {
     const ip = uniqueIp();
     for (let i = 0; i < 5; i++) expect((await search(stack.service.app, ip)).statusCode).toBe(200);
 
-    const exited = new Promise((resolve) => redis!.process.once('exit', resolve));
-    redis!.process.kill('SIGTERM');
-    await exited;
+    await redis!.stop();
 
     // Served from the in-memory insurance budget from now on.
     const fresh = uniqueIp();
