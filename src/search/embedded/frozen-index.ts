@@ -1,0 +1,275 @@
+import type { SearchDocument } from '../port.ts';
+import { documentWords, type TypoSizes, isOverlong, parseQuery } from '../words.ts';
+import { PostingLists } from './posting-lists.ts';
+import { PostingStore } from './posting-store.ts';
+import { SortedWords } from './sorted-words.ts';
+import { matchesWithin } from './typo-distance.ts';
+
+const HAS_SURROGATE = /[\uD800-\uDFFF]/;
+/** Bounds on remembered expansions: how many, and how many word numbers in all (4 bytes each). */
+const MAX_CACHED_EXPANSIONS = 4096;
+const MAX_CACHED_NUMBERS = 1 << 21;
+
+function codePoints(word: string): number[] {
+  return Array.from(word, (c) => c.codePointAt(0)!);
+}
+
+/** The typed arrays of a frozen index, as stored in a snapshot (see src/read/snapshot.ts). */
+export interface FrozenIndexArrays {
+  positions: number;
+  /** Words without surrogates, sorted; their numbers are 0..count-1 in that order. */
+  wordChars: Uint16Array;
+  wordStarts: Uint32Array;
+  /** Words with surrogates, numbered after the sorted ones, checked one by one. */
+  astralChars: Uint16Array;
+  astralStarts: Uint32Array;
+  wordPostStart: Uint32Array;
+  wordPostings: Int32Array;
+  wordDenseOf: Int32Array;
+  wordBitsets: Uint32Array;
+  /** Filter keys (`category:…`, `label:…`, `tag:…`), sorted, and their lists. */
+  filterChars: Uint16Array;
+  filterStarts: Uint32Array;
+  filterPostStart: Uint32Array;
+  filterPostings: Int32Array;
+  filterDenseOf: Int32Array;
+  filterBitsets: Uint32Array;
+}
+
+function iota(n: number, from = 0): Int32Array {
+  const a = new Int32Array(n);
+  for (let i = 0; i < n; i++) a[i] = from + i;
+  return a;
+}
+
+/**
+ * An embedded search index that never changes: documents are positions 0..n-1 in listing
+ * order (newest first, never-listed last, ties by id), so the matches of a query, as a bitset
+ * over positions, are already in the order a page lists them. Every structure is a typed
+ * array: built once (by the projector for a snapshot, or by a process that found none) and
+ * then loaded as views over the snapshot's bytes. Changes after it are kept beside it (see
+ * embedded-search-index.ts).
+ */
+export class FrozenIndex {
+  readonly positions: number;
+  private readonly sorted: SortedWords;
+  private readonly astral: SortedWords;
+  private readonly words: PostingStore;
+  private readonly filterKeys: SortedWords;
+  private readonly filters: PostingStore;
+  private readonly expansions = new Map<string, Int32Array>();
+  private cachedNumbers = 0;
+
+  constructor(readonly arrays: FrozenIndexArrays) {
+    const a = arrays;
+    this.positions = a.positions;
+    const sortedCount = a.wordStarts.length - 1;
+    this.sorted = new SortedWords(a.wordChars, a.wordStarts, iota(sortedCount));
+    this.astral = new SortedWords(a.astralChars, a.astralStarts, iota(a.astralStarts.length - 1, sortedCount));
+    this.words = new PostingStore(a.positions, a.wordPostStart, a.wordPostings, a.wordDenseOf, a.wordBitsets);
+    this.filterKeys = new SortedWords(a.filterChars, a.filterStarts, iota(a.filterStarts.length - 1));
+    this.filters = new PostingStore(a.positions, a.filterPostStart, a.filterPostings, a.filterDenseOf, a.filterBitsets);
+  }
+
+  /** Builds the index of documents given in listing order (document i at position i). */
+  static build(docs: Iterable<SearchDocument>, fields: readonly (keyof SearchDocument)[]): FrozenIndex {
+    const builder = new FrozenIndexBuilder(fields);
+    for (const doc of docs) builder.add(doc);
+    return builder.finish();
+  }
+
+  /** Number of distinct words. */
+  get vocabularySize(): number {
+    return this.words.count;
+  }
+
+  /** Sets the bits of the positions holding the filter key (`category:x`, …); false when no document has it. */
+  orFilter(key: string, bits: Uint32Array): boolean {
+    const k = this.filterKeys.indexOf(key);
+    if (k < 0) return false;
+    this.filters.orInto(k, bits);
+    return true;
+  }
+
+  /** Sets the bits of the positions holding a word the query word matches; false when it matches no word. */
+  orWord(word: string, typos: number, prefix: boolean, bits: Uint32Array): boolean {
+    let any = false;
+    this.expand(word, typos, prefix, (n) => {
+      any = true;
+      this.words.orInto(n, bits);
+    });
+    return any;
+  }
+
+  private wordOf(n: number): string {
+    const sortedCount = this.sorted.count;
+    return n < sortedCount ? this.sorted.wordAt(n) : this.astral.wordAt(n - sortedCount);
+  }
+
+  private expand(query: string, allowed: number, prefix: boolean, visit: (n: number) => void): void {
+    if (query.length === 0) return;
+    if (allowed === 0 && !prefix) {
+      const list = HAS_SURROGATE.test(query) ? this.astral : this.sorted;
+      const i = list.indexOf(query);
+      if (i >= 0) visit(list.numbers[i]!);
+      return;
+    }
+    const key = `${allowed}${prefix ? 'p' : 'w'}${query}`;
+    let found = this.expansions.get(key);
+    if (!found) {
+      const collected: number[] = [];
+      const push = (n: number) => collected.push(n);
+      const q = codePoints(query);
+      const checkOneByOne = (n: number) => {
+        if (matchesWithin(q, codePoints(this.wordOf(n)), prefix, allowed)) push(n);
+      };
+      if (HAS_SURROGATE.test(query)) {
+        // A query word outside the sorted walk's reach: check every word.
+        for (let n = 0; n < this.words.count; n++) checkOneByOne(n);
+      } else {
+        if (allowed === 0) this.sorted.visitBeginningWith(query, push);
+        else this.sorted.walk(query, allowed, prefix, push);
+        for (let i = 0; i < this.astral.count; i++) checkOneByOne(this.astral.numbers[i]!);
+      }
+      found = Int32Array.from(collected);
+      if (this.expansions.size >= MAX_CACHED_EXPANSIONS || this.cachedNumbers + found.length > MAX_CACHED_NUMBERS) {
+        this.expansions.clear();
+        this.cachedNumbers = 0;
+      }
+      this.expansions.set(key, found);
+      this.cachedNumbers += found.length;
+    }
+    for (let i = 0; i < found.length; i++) visit(found[i]!);
+  }
+
+  /**
+   * The positions matching the query and filters, as a bitset, or 'all' when the request has
+   * no condition, 'none' when a condition matches nothing.
+   */
+  matches(request: { q?: string; category?: string; label?: string; tag?: string }, typoSizes: TypoSizes | null): Uint32Array | 'all' | 'none' {
+    let bits: Uint32Array | undefined;
+    const words = (this.positions + 31) >>> 5;
+    const and = (b: Uint32Array) => {
+      if (!bits) bits = b;
+      else for (let i = 0; i < words; i++) bits[i]! &= b[i]!;
+    };
+    for (const key of filterKeysOf(request)) {
+      const b = new Uint32Array(words);
+      if (!this.orFilter(key, b)) return 'none';
+      and(b);
+    }
+    for (const word of parseQuery(request.q, typoSizes)) {
+      if (isOverlong(word.word)) return 'none';
+      const b = new Uint32Array(words);
+      if (!this.orWord(word.word, word.typos, word.prefix, b)) return 'none';
+      and(b);
+    }
+    return bits ?? 'all';
+  }
+}
+
+/** The filter keys a request names. */
+export function filterKeysOf(request: { category?: string; label?: string; tag?: string }): string[] {
+  const keys: string[] = [];
+  if (request.category !== undefined) keys.push(`category:${request.category}`);
+  if (request.label !== undefined) keys.push(`label:${request.label}`);
+  if (request.tag !== undefined) keys.push(`tag:${request.tag}`);
+  return keys;
+}
+
+/** The filter keys of a document. */
+export function documentFilterKeys(doc: Pick<SearchDocument, 'category' | 'labels' | 'tags'>): Set<string> {
+  const keys = new Set<string>();
+  if (doc.category !== null) keys.add(`category:${doc.category}`);
+  for (const l of doc.labels) keys.add(`label:${l}`);
+  for (const t of doc.tags) keys.add(`tag:${t}`);
+  return keys;
+}
+
+/** Sorts strings in code unit order and packs them; returns the packed list and each string's sorted place. */
+function packSorted(strings: readonly string[]): { packed: SortedWords; placeOf: Int32Array } {
+  const order = iota(strings.length);
+  order.sort((a, b) => (strings[a]! < strings[b]! ? -1 : strings[a]! > strings[b]! ? 1 : 0));
+  const placeOf = new Int32Array(strings.length);
+  for (let i = 0; i < order.length; i++) placeOf[order[i]!] = i;
+  const packed = SortedWords.fromSorted(
+    Array.from(order, (k) => strings[k]!),
+    iota(strings.length),
+  );
+  return { packed, placeOf };
+}
+
+/** Builds a FrozenIndex one document at a time, in listing order. */
+export class FrozenIndexBuilder {
+  private readonly wordNumbers = new Map<string, number>();
+  private readonly wordList: string[] = [];
+  private readonly wordLists = new PostingLists();
+  private readonly filterNumbers = new Map<string, number>();
+  private readonly filterList: string[] = [];
+  private readonly filterLists = new PostingLists();
+  private position = 0;
+
+  constructor(private readonly fields: readonly (keyof SearchDocument)[]) {}
+
+  add(doc: SearchDocument): void {
+    const p = this.position++;
+    for (const word of documentWords(this.fields.map((f) => doc[f] as string))) {
+      let n = this.wordNumbers.get(word);
+      if (n === undefined) {
+        n = this.wordList.length;
+        this.wordList.push(word);
+        this.wordNumbers.set(word, n);
+        this.wordLists.create();
+      }
+      this.wordLists.push(n, p);
+    }
+    for (const key of documentFilterKeys(doc)) {
+      let n = this.filterNumbers.get(key);
+      if (n === undefined) {
+        n = this.filterList.length;
+        this.filterList.push(key);
+        this.filterNumbers.set(key, n);
+        this.filterLists.create();
+      }
+      this.filterLists.push(n, p);
+    }
+  }
+
+  finish(): FrozenIndex {
+    const positions = this.position;
+    const plain: number[] = [];
+    const astral: number[] = [];
+    for (let n = 0; n < this.wordList.length; n++) (HAS_SURROGATE.test(this.wordList[n]!) ? astral : plain).push(n);
+    const plainWords = plain.map((n) => this.wordList[n]!);
+    const { packed: sorted, placeOf } = packSorted(plainWords);
+    const { packed: astralPacked, placeOf: astralPlace } = packSorted(astral.map((n) => this.wordList[n]!));
+    // Final numbering: sorted plain words first, then the sorted astral ones.
+    const order = new Int32Array(this.wordList.length);
+    for (let i = 0; i < plain.length; i++) order[placeOf[i]!] = plain[i]!;
+    for (let i = 0; i < astral.length; i++) order[plain.length + astralPlace[i]!] = astral[i]!;
+    const words = PostingStore.freeze(this.wordLists, order, positions);
+
+    const { packed: filterKeys, placeOf: filterPlace } = packSorted(this.filterList);
+    const filterOrder = new Int32Array(this.filterList.length);
+    for (let i = 0; i < this.filterList.length; i++) filterOrder[filterPlace[i]!] = i;
+    const filters = PostingStore.freeze(this.filterLists, filterOrder, positions);
+
+    return new FrozenIndex({
+      positions,
+      wordChars: sorted.chars,
+      wordStarts: sorted.starts,
+      astralChars: astralPacked.chars,
+      astralStarts: astralPacked.starts,
+      wordPostStart: words.postStart,
+      wordPostings: words.postings,
+      wordDenseOf: words.denseOf,
+      wordBitsets: words.bitsets,
+      filterChars: filterKeys.chars,
+      filterStarts: filterKeys.starts,
+      filterPostStart: filters.postStart,
+      filterPostings: filters.postings,
+      filterDenseOf: filters.denseOf,
+      filterBitsets: filters.bitsets,
+    });
+  }
+}
