@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { ConfigError } from './config/config.ts';
+import { projectPath } from './util/project-file.ts';
 
 const commands: Record<string, { summary: string; load: () => Promise<{ default: (args: string[]) => Promise<number> }> }> = {
   serve: { summary: 'run the whole service: migrations, API (REST + MCP) and projector in one process', load: () => import('./cli/serve.ts') },
@@ -36,7 +37,7 @@ function usage(): string {
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (name === '--version' || name === '-v') {
-    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    const pkg = JSON.parse(readFileSync(projectPath('package.json'), 'utf8')) as { version: string };
     console.log(pkg.version);
     return 0;
   }

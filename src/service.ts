@@ -28,6 +28,7 @@ import { createRateLimits, type RateLimits } from './http/rate-limit.ts';
 import { createProjectionMirror, type ProjectionMirror } from './read/projection-mirror.ts';
 import { createReadService, type ReadService } from './read/read-service.ts';
 import { createSearchIndex } from './search/index.ts';
+import { EmbeddedSearchIndex } from './search/embedded/embedded-search-index.ts';
 import type { SearchIndex } from './search/port.ts';
 
 /**
@@ -109,17 +110,24 @@ export async function startService(config: Config, opts: StartOptions): Promise<
         batchSize: config.projector.batchSize,
         pollMs: config.projector.pollMs,
         log: logger.child({ component: 'projector' }),
+        snapshotCacheDir: config.snapshotCacheDir,
       });
       await projector.start();
       cleanups.push(() => projector!.stop());
-      // Serve a caught-up catalog from the first request on (a fresh demo import included).
-      if (projector.isLeader) await projector.catchUp();
+      // Serve a caught-up catalog from the first request on (a fresh demo import included),
+      // loaded from a snapshot (written now when there is none yet).
+      if (projector.isLeader) {
+        await projector.catchUp();
+        await projector.ensureSnapshot();
+      }
     }
 
+    const embeddedIndex = searchIndex instanceof EmbeddedSearchIndex ? searchIndex : undefined;
     const mirror = createProjectionMirror({
       pool,
       connectionString: database.connectionString,
-      ...(!external && { embeddedIndex: searchIndex }),
+      ...(embeddedIndex && { embeddedIndex, searchFields: embeddedIndex.searchableFields }),
+      snapshotCacheDir: config.snapshotCacheDir,
       log: logger.child({ component: 'mirror' }),
     });
     await mirror.start();

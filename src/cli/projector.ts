@@ -39,6 +39,7 @@ export default async function projector(args: string[]): Promise<number> {
       batchSize: config.projector.batchSize,
       pollMs: config.projector.pollMs,
       log: logger,
+      snapshotCacheDir: config.snapshotCacheDir,
     });
     await running.start();
     const pool = createPool(database.connectionString, { max: 2, applicationName: 'catalog projector' });

@@ -128,6 +128,11 @@ export class EmbeddedSearchIndex implements SearchIndex {
     this.overlay = new IndexState(options);
   }
 
+  /** The fields searched (a base built elsewhere must index the same). */
+  get searchableFields(): EmbeddedSearchOptions['searchableFields'] {
+    return this.options.searchableFields;
+  }
+
   /** Live documents. */
   get size(): number {
     return this.aliveCount + this.overlay.size;
