@@ -4,7 +4,8 @@ import path from 'node:path';
 import { to as copyTo } from 'pg-copy-streams';
 import type { Pool, PoolClient } from '../db/pool.ts';
 import type { SearchDocument } from '../search/port.ts';
-import { LISTING_ORDER_SQL, SNAPSHOT_FORMAT, Snapshot, SnapshotBuilder, type SnapshotRow } from './snapshot.ts';
+import type { Snapshot} from './snapshot.ts';
+import { LISTING_ORDER_SQL, SNAPSHOT_FORMAT, SnapshotBuilder, type SnapshotRow } from './snapshot.ts';
 
 /**
  * Where snapshots live. The leading projector writes each one into PostgreSQL

@@ -1,4 +1,4 @@
-import { PostingLists } from './posting-lists.ts';
+import type { PostingLists } from './posting-lists.ts';
 
 /**
  * Frozen lists of positions, one per word (or filter value), in typed arrays: a list whose
