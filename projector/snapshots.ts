@@ -8,7 +8,9 @@ import type { ProjectorLog } from './log.ts';
  * src/read/snapshot.ts): one as soon as none is usable, then a new one when enough changed
  * since the last that loading it beats applying the changes (a fiftieth of the catalog, at
  * least a thousand products), or when it is an hour old and anything changed (so it never
- * falls behind the retention of removals).
+ * falls behind the retention of removals). A build costs time in proportion to the catalog, so
+ * after one the next waits nine times as long as it took (a bulk import does not rebuild on
+ * every fiftieth).
  */
 export interface SnapshotWriter {
   /** Writes a snapshot now if none is usable; resolves when one is. */
@@ -24,6 +26,8 @@ const CHANGES_SHARE = 50;
 const MAX_AGE_MS = 60 * 60_000;
 /** Between two checks of whether a snapshot is due. */
 const CHECK_EVERY_MS = 5_000;
+/** After a build of d ms, the next (unless none is usable) waits REST_FACTOR × d. */
+const REST_FACTOR = 9;
 
 export function createSnapshotWriter(opts: {
   pool: () => Pool;
@@ -36,6 +40,7 @@ export function createSnapshotWriter(opts: {
   const cache = opts.cacheDir ? new LocalSnapshotCache(opts.cacheDir) : undefined;
   let running: Promise<void> | undefined;
   let lastCheck = 0;
+  let restUntil = 0;
 
   async function usable(): Promise<{ info: SnapshotInfo | undefined; due: boolean }> {
     const pool = opts.pool();
@@ -78,7 +83,9 @@ export function createSnapshotWriter(opts: {
     } catch (err) {
       opts.log.warn({ err }, 'could not keep a local copy of the projection snapshot');
     }
-    opts.log.info({ version: info.version, listings: info.listings, megabytes: Math.round(info.size / 2 ** 20), ms: Date.now() - started }, 'wrote a projection snapshot');
+    const ms = Date.now() - started;
+    restUntil = Date.now() + REST_FACTOR * ms;
+    opts.log.info({ version: info.version, listings: info.listings, megabytes: Math.round(info.size / 2 ** 20), ms }, 'wrote a projection snapshot');
   }
 
   function start(): Promise<void> {
@@ -98,7 +105,7 @@ export function createSnapshotWriter(opts: {
       if (running || Date.now() - lastCheck < CHECK_EVERY_MS) return;
       lastCheck = Date.now();
       usable()
-        .then(({ due }) => (due ? start() : undefined))
+        .then(({ info, due }) => (due && (!info || Date.now() >= restUntil) ? start() : undefined))
         .catch((err: unknown) => opts.log.warn({ err }, 'writing a projection snapshot failed; trying again later'));
     },
     async settle() {

@@ -75,6 +75,14 @@ export interface StartOptions {
 
 export async function startService(config: Config, opts: StartOptions): Promise<RunningService> {
   const logger = opts.logger ?? pino({ level: config.logLevel });
+  // Where start-up time goes, logged once listening: modules (process start to here), then each step.
+  const phases: Record<string, number> = { modules: Math.round(process.uptime() * 1000) };
+  let phaseStart = performance.now();
+  const phase = (name: string) => {
+    const t = performance.now();
+    phases[name] = Math.round(t - phaseStart);
+    phaseStart = t;
+  };
   const cleanups: Array<() => Promise<unknown>> = [];
   const close = async () => {
     for (const fn of cleanups.reverse()) {
@@ -85,7 +93,9 @@ export async function startService(config: Config, opts: StartOptions): Promise<
   try {
     const database = opts.database ?? (await openDatabase(config, (line) => logger.info(line)));
     if (!opts.database) cleanups.push(() => database.close());
+    phase('database');
     await migrate(database.connectionString, { log: (line) => logger.info(line) });
+    phase('migrations');
 
     const pool = createPool(database.connectionString, { max: 10, applicationName: opts.projector ? 'catalog serve' : 'catalog api' });
     cleanups.push(() => pool.end());
@@ -120,6 +130,7 @@ export async function startService(config: Config, opts: StartOptions): Promise<
         await projector.catchUp();
         await projector.ensureSnapshot();
       }
+      phase('projector');
     }
 
     const embeddedIndex = searchIndex instanceof EmbeddedSearchIndex ? searchIndex : undefined;
@@ -131,6 +142,7 @@ export async function startService(config: Config, opts: StartOptions): Promise<
       log: logger.child({ component: 'mirror' }),
     });
     await mirror.start();
+    phase('mirror');
     cleanups.push(() => mirror.stop());
 
     const read = createReadService({ mirror, index: searchIndex, cacheMaxEntries: config.cache.maxEntries });
@@ -223,6 +235,7 @@ export async function startService(config: Config, opts: StartOptions): Promise<
     const filled = await fillWebsiteKeys(pool);
     if (filled > 0) logger.info({ listings: filled }, 'recorded the website identity of existing listings');
 
+    phase('services');
     const app = await buildApp({ config, read, rateLimits, metrics, readiness, pool, accounts, maker, payments, logger: logger.child({ component: 'http' }) });
     cleanups.push(() => app.close());
 
@@ -230,6 +243,8 @@ export async function startService(config: Config, opts: StartOptions): Promise<
     if (opts.listen !== false) {
       url = await app.listen({ host: config.host, port: config.port });
     }
+    phase('app');
+    logger.info({ ms: phases, listings: mirror.size, mirror: mirror.loadedFrom }, 'started');
     return { app, url, config, pool, connectionString: database.connectionString, read, mirror, projector, accounts, maker, payments, badgeRechecks, logger, close };
   } catch (err) {
     await close();
