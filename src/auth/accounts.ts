@@ -54,7 +54,7 @@ export async function createAccounts(opts: AccountsOptions): Promise<Accounts> {
   const mcpUrl = `${config.publicUrl}${opts.mcpPath}`;
   const keys = await loadServiceKeys(pool);
   const replays = createRefreshReplays(pool);
-  const oauth = await createAuthorizationServer({
+  const oauth = createAuthorizationServer({
     issuer: config.publicUrl,
     resource: mcpUrl,
     pool,
