@@ -86,6 +86,34 @@ export interface ProjectionMirrorOptions {
 
 const EMPTY = new SnapshotBuilder(undefined).finish(0);
 
+/** A product of the snapshot, read from it field by field as asked (most reads need only the document and its ETag). */
+class SnapshotProduct implements MirroredProduct {
+  constructor(
+    private readonly snapshot: Snapshot,
+    private readonly p: number,
+  ) {}
+
+  get id(): string {
+    return this.snapshot.positions.idAt(this.p);
+  }
+
+  get slug(): string {
+    return this.snapshot.slugAt(this.p);
+  }
+
+  get bytes(): Buffer {
+    return this.snapshot.docBytes(this.p);
+  }
+
+  get etag(): string {
+    return this.snapshot.etagAt(this.p);
+  }
+
+  get websiteFollowed(): boolean {
+    return this.snapshot.websiteFollowed(this.p);
+  }
+}
+
 export function createProjectionMirror(opts: ProjectionMirrorOptions): ProjectionMirror {
   const { pool, embeddedIndex } = opts;
   const pollMs = opts.pollMs ?? 1000;
@@ -115,7 +143,7 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
   }
 
   function snapshotProduct(p: number): MirroredProduct {
-    return { id: snapshot.positions.idAt(p), slug: snapshot.slugAt(p), bytes: snapshot.docBytes(p), etag: snapshot.etagAt(p), websiteFollowed: snapshot.websiteFollowed(p) };
+    return new SnapshotProduct(snapshot, p);
   }
 
   function markGone(id: string): void {
