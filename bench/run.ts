@@ -121,7 +121,8 @@ async function main(): Promise<number> {
     const starts: StartMeasure[] = [];
     const noteStart = (m: StartMeasure) => {
       starts.push(m);
-      log(`  ${m.command} (${m.runtime}) ready in ${(m.readyMs / 1000).toFixed(2)} s, RSS ${Math.round(m.atReady.rssMB)} MB${m.wrongAtReady.length ? `; WRONG at ready: ${m.wrongAtReady.join('; ')}` : '; first answers right'}`);
+      log(`  ${m.command} (${m.runtime}${m.loadedFrom ? `, catalog from ${m.loadedFrom}` : ''}) ready in ${(m.readyMs / 1000).toFixed(2)} s, RSS ${Math.round(m.atReady.rssMB)} MB${m.wrongAtReady.length ? `; WRONG at ready: ${m.wrongAtReady.join('; ')}` : '; first answers right'}`);
+      if (m.phases) log(`    ms by step: ${Object.entries(m.phases).map(([k, v]) => `${k} ${v}`).join(', ')}`);
     };
     if (opts.sources) {
       log('starting catalog serve from the TypeScript sources (tsx) on the existing database, once…');
@@ -146,6 +147,10 @@ async function main(): Promise<number> {
       noteStart(once.measure);
       await once.process.stop();
     }
+    log('starting catalog api beside it with no local copy of the snapshot (SNAPSHOT_CACHE_DIR=off: a fresh host), once…');
+    const fresh = await startMeasured({ command: 'api', runtime: 'compiled', dataDir: data.dataDir, env: { SNAPSHOT_CACHE_DIR: 'off' } });
+    noteStart(fresh.measure);
+    await fresh.process.stop();
     log('starting catalog api on the same database with its response cache off (CACHE_MAX_ENTRIES=0)…');
     const apiStart = await startMeasured({ command: 'api', runtime: 'compiled', dataDir: data.dataDir, env: { CACHE_MAX_ENTRIES: '0' }, nodeOptions: profileFlags('api') });
     const api = apiStart.process;

@@ -20,6 +20,10 @@ export type Runtime = 'compiled' | 'sources';
 export interface StartMeasure {
   command: 'serve' | 'api';
   runtime: Runtime;
+  /** Where its catalog came from (its log's "projection mirror loaded" line), when it says. */
+  loadedFrom?: string;
+  /** Milliseconds of each start-up step, from its log's "started" line. */
+  phases?: Record<string, number>;
   readyMs: number;
   atReady: Footprint;
   /** What the first requests after ready found wrong; empty when every answer was right. */
@@ -86,7 +90,8 @@ export async function startMeasured(opts: {
   const process = await startCatalog({
     command: opts.command,
     dataDir: opts.dataDir,
-    env: { ...opts.env, ...(opts.runtime === 'sources' && { CATALOG_RUNTIME: 'sources' }) },
+    // Info level for the one line that says where the catalog came from.
+    env: { LOG_LEVEL: 'info', LOG_FORMAT: 'json', ...opts.env, ...(opts.runtime === 'sources' && { CATALOG_RUNTIME: 'sources' }) },
     ...(opts.nodeOptions && { nodeOptions: opts.nodeOptions }),
     timeoutMs: 20 * 60_000,
   });
@@ -94,7 +99,21 @@ export async function startMeasured(opts: {
     const answers = await firstAnswers(process.url);
     const atReady = await footprintOf(process.pid);
     const wrongAtReady = await wrongAnswers(opts.dataDir, answers);
-    return { process, measure: { command: opts.command, runtime: opts.runtime, readyMs: process.readyMs, atReady, wrongAtReady } };
+    const tail = process.child.tail();
+    const loadedFrom = /"from":"([^"]*)"[^\n]*projection mirror loaded/.exec(tail)?.[1];
+    const phases = /"ms":(\{[^}]*\})[^\n]*"msg":"started"/.exec(tail)?.[1];
+    return {
+      process,
+      measure: {
+        command: opts.command,
+        runtime: opts.runtime,
+        readyMs: process.readyMs,
+        atReady,
+        wrongAtReady,
+        ...(loadedFrom && { loadedFrom }),
+        ...(phases && { phases: JSON.parse(phases) as Record<string, number> }),
+      },
+    };
   } catch (err) {
     await process.stop();
     throw err;
