@@ -1,5 +1,5 @@
 import closeWithGrace from 'close-with-grace';
-import { startService } from '../service.ts';
+import { openDatabase } from '../db/open.ts';
 import { configFromArgs, parseCommandArgs } from './common.ts';
 import { createLogger, logIsPretty } from '../util/logger.ts';
 
@@ -16,11 +16,23 @@ export async function runService(args: string[], help: string, opts: { projector
   if ('exitCode' in parsed) return parsed.exitCode;
   const config = configFromArgs(parsed.values);
   const logger = createLogger(config);
-  const service = await startService(config, {
-    projector: opts.projector,
-    demo: opts.demoFlag && !(parsed.values as Record<string, unknown>)['no-demo'],
-    logger,
-  });
+  // The database starts (or is found) while the service's modules load.
+  const opening = openDatabase(config, (line) => logger.info(line));
+  opening.catch(() => undefined);
+  const { startService } = await import('../service.ts');
+  const database = await opening;
+  let service;
+  try {
+    service = await startService(config, {
+      projector: opts.projector,
+      demo: opts.demoFlag && !(parsed.values as Record<string, unknown>)['no-demo'],
+      logger,
+      database,
+    });
+  } catch (err) {
+    await database.close();
+    throw err;
+  }
   // With PORT=0 the configured origin names no real port: show the address actually bound.
   const base = config.port === 0 ? service.url : config.publicUrl;
   const lines = [
@@ -45,6 +57,7 @@ export async function runService(args: string[], help: string, opts: { projector
       if (err) logger.error({ err }, 'stopping after an unexpected error');
       else logger.info({ signal }, 'stopping');
       await service.close();
+      await database.close();
       resolve(err ? 1 : 0);
     });
   });
