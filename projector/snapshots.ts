@@ -1,5 +1,5 @@
 import type { Pool } from '../src/db/pool.ts';
-import { buildSnapshotFromRows, latestSnapshot, LocalSnapshotCache, writeSnapshot, type SnapshotInfo } from '../src/read/snapshot-store.ts';
+import { buildCurrentSnapshot, latestSnapshot, LocalSnapshotCache, writeSnapshot, type SnapshotInfo } from '../src/read/snapshot-store.ts';
 import { embeddedOptions, loadSearchSettings } from '../src/search/search-settings.ts';
 import type { ProjectorLog } from './log.ts';
 
@@ -62,20 +62,7 @@ export function createSnapshotWriter(opts: {
   async function write(): Promise<void> {
     const pool = opts.pool();
     const started = Date.now();
-    const client = await pool.connect();
-    let snapshot;
-    try {
-      // Read-only: no transaction id, so the build never holds the outbox horizon back.
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      const { rows } = await client.query<{ version: number }>('SELECT version FROM projection.state');
-      snapshot = await buildSnapshotFromRows(client, rows[0]?.version ?? 0, fields);
-      await client.query('COMMIT');
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+    const snapshot = await buildCurrentSnapshot(pool, fields);
     const bytes = snapshot.encode();
     const info = await writeSnapshot(pool, snapshot, bytes);
     try {

@@ -4,9 +4,9 @@ import { createCoalescedRunner } from '../util/coalesced-runner.ts';
 import type { Pool, PoolClient } from '../db/pool.ts';
 import type { EmbeddedSearchIndex } from '../search/embedded/embedded-search-index.ts';
 import type { SearchDocument } from '../search/port.ts';
-import { SEARCH_COLUMNS, searchDocumentOf, type SearchRow } from '../search/search-row.ts';
-import { Snapshot, SnapshotBuilder } from './snapshot.ts';
-import { buildSnapshotFromRows, latestSnapshot, LocalSnapshotCache, readSnapshotBytes, type SnapshotInfo } from './snapshot-store.ts';
+import { searchDocumentOf } from '../search/search-row.ts';
+import { Snapshot, SnapshotBuilder, type SnapshotRow } from './snapshot.ts';
+import { buildSnapshotFromRows, latestSnapshot, LocalSnapshotCache, readSnapshotBytes, SNAPSHOT_COLUMNS, type SnapshotInfo } from './snapshot-store.ts';
 
 /**
  * This process's copy of the projection: every live product's stored JSON, found by id and by
@@ -54,13 +54,6 @@ export interface ProjectionMirror {
   stop(): Promise<void>;
 }
 
-interface ProductRow extends SearchRow {
-  slug: string;
-  doc: string;
-  website_followed: boolean;
-}
-
-const PRODUCT_COLUMNS = `slug, doc, website_followed, ${SEARCH_COLUMNS}`;
 
 /** Move to a newer snapshot once this many products changed since ours (and at least a fiftieth of the catalog). */
 const RELOAD_MIN_CHANGES = 1000;
@@ -207,7 +200,7 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
 
   async function applyDelta(client: PoolClient, from: number, target: number): Promise<void> {
     const removed = await client.query<{ id: string }>('SELECT id FROM projection.removed WHERE version > $1', [from]);
-    const changed = await client.query<ProductRow>(`SELECT ${PRODUCT_COLUMNS} FROM projection.products WHERE version > $1`, [from]);
+    const changed = await client.query<SnapshotRow>(`SELECT ${SNAPSHOT_COLUMNS} FROM projection.products WHERE version > $1`, [from]);
     const categories = await readCategories(client);
     const removedIds = removed.rows.map((r) => r.id);
     if (embeddedIndex) {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { to as copyTo } from 'pg-copy-streams';
 import type { Pool, PoolClient } from '../db/pool.ts';
 import type { SearchDocument } from '../search/port.ts';
+import { SEARCH_COLUMNS } from '../search/search-row.ts';
 import type { Snapshot} from './snapshot.ts';
 import { LISTING_ORDER_SQL, SNAPSHOT_FORMAT, SnapshotBuilder, type SnapshotRow } from './snapshot.ts';
 
@@ -143,7 +144,7 @@ export async function writeSnapshot(pool: Pool, snapshot: Snapshot, bytes: Buffe
   return info;
 }
 
-const SNAPSHOT_COLUMNS = 'id, slug, doc, website_followed, name, punchline, description_text, category, labels, tags, listed_at';
+export const SNAPSHOT_COLUMNS = `slug, doc, website_followed, ${SEARCH_COLUMNS}`;
 const BUILD_BATCH = 2000;
 
 /**
@@ -171,6 +172,24 @@ export async function buildSnapshotFromRows(
     await new Promise((resolve) => setImmediate(resolve));
   }
   return builder.finish(version);
+}
+
+/** Builds a snapshot of the projection as it is now, in a read-only transaction of its own. */
+export async function buildCurrentSnapshot(pool: Pool, searchFields: readonly (keyof SearchDocument)[] | undefined): Promise<Snapshot> {
+  const client = await pool.connect();
+  try {
+    // Read-only: no transaction id, so the build never holds the outbox horizon back.
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    const { rows } = await client.query<{ version: number }>('SELECT version FROM projection.state');
+    const snapshot = await buildSnapshotFromRows(client, rows[0]?.version ?? 0, searchFields);
+    await client.query('COMMIT');
+    return snapshot;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
 }
 
 /**

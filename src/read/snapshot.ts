@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
 import type { SearchDocument } from '../search/port.ts';
+import { searchDocumentOf, type SearchRow } from '../search/search-row.ts';
 import { FrozenIndex, FrozenIndexBuilder, type FrozenIndexArrays } from '../search/embedded/frozen-index.ts';
 import { fillTable, hashBytes, ListingPositions, tableSize, uuidBytes } from '../search/embedded/listing-positions.ts';
 import { decodeSections, encodeSections, GrowingBytes, GrowingNumbers, SnapshotFormatError, type SectionArray } from './snapshot-format.ts';
@@ -16,19 +17,11 @@ import { decodeSections, encodeSections, GrowingBytes, GrowingNumbers, SnapshotF
  */
 export const SNAPSHOT_FORMAT = 1;
 
-/** The columns a snapshot is built from (projection.products). */
-export interface SnapshotRow {
-  id: string;
+/** The columns a snapshot is built from (projection.products), as the mirror reads changes too. */
+export interface SnapshotRow extends SearchRow {
   slug: string;
   doc: string;
   website_followed: boolean;
-  name: string;
-  punchline: string;
-  description_text: string;
-  category: string | null;
-  labels: string[];
-  tags: string[];
-  listed_at: Date | null;
 }
 
 interface CatalogArrays {
@@ -166,20 +159,6 @@ export class Snapshot {
   }
 }
 
-/** The search document of a snapshot row. */
-export function searchDocumentOfRow(row: SnapshotRow): SearchDocument {
-  return {
-    id: row.id,
-    name: row.name,
-    punchline: row.punchline,
-    description_text: row.description_text,
-    category: row.category,
-    labels: row.labels,
-    tags: row.tags,
-    listed_at: row.listed_at === null ? null : row.listed_at.getTime(),
-  };
-}
-
 /** Builds a snapshot from rows given in listing order (see LISTING_ORDER_SQL). */
 export class SnapshotBuilder {
   private readonly ids = new GrowingBytes();
@@ -214,7 +193,7 @@ export class SnapshotBuilder {
     this.slugStarts.push(this.slugs.length);
     this.etags.appendBytes(hash('sha1', row.doc, 'buffer'));
     this.flags.appendBytes(Uint8Array.of(row.website_followed ? FLAG_WEBSITE_FOLLOWED : 0));
-    this.search?.add(searchDocumentOfRow(row));
+    this.search?.add(searchDocumentOf(row));
   }
 
   finish(version: number): Snapshot {

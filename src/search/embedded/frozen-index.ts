@@ -2,17 +2,9 @@ import type { SearchDocument } from '../port.ts';
 import { documentWords, type TypoSizes, isOverlong, parseQuery } from '../words.ts';
 import { PostingLists } from './posting-lists.ts';
 import { PostingStore } from './posting-store.ts';
+import { codePoints, ExpansionCache, HAS_SURROGATE } from './expansions.ts';
 import { SortedWords } from './sorted-words.ts';
 import { matchesWithin } from './typo-distance.ts';
-
-const HAS_SURROGATE = /[\uD800-\uDFFF]/;
-/** Bounds on remembered expansions: how many, and how many word numbers in all (4 bytes each). */
-const MAX_CACHED_EXPANSIONS = 4096;
-const MAX_CACHED_NUMBERS = 1 << 21;
-
-function codePoints(word: string): number[] {
-  return Array.from(word, (c) => c.codePointAt(0)!);
-}
 
 /** The typed arrays of a frozen index, as stored in a snapshot (see src/read/snapshot.ts). */
 export interface FrozenIndexArrays {
@@ -57,8 +49,7 @@ export class FrozenIndex {
   private readonly words: PostingStore;
   private readonly filterKeys: SortedWords;
   private readonly filters: PostingStore;
-  private readonly expansions = new Map<string, Int32Array>();
-  private cachedNumbers = 0;
+  private readonly expansions = new ExpansionCache();
 
   constructor(readonly arrays: FrozenIndexArrays) {
     const a = arrays;
@@ -114,32 +105,26 @@ export class FrozenIndex {
       if (i >= 0) visit(list.numbers[i]!);
       return;
     }
-    const key = `${allowed}${prefix ? 'p' : 'w'}${query}`;
-    let found = this.expansions.get(key);
-    if (!found) {
-      const collected: number[] = [];
-      const push = (n: number) => collected.push(n);
-      const q = codePoints(query);
-      const checkOneByOne = (n: number) => {
-        if (matchesWithin(q, codePoints(this.wordOf(n)), prefix, allowed)) push(n);
-      };
-      if (HAS_SURROGATE.test(query)) {
-        // A query word outside the sorted walk's reach: check every word.
-        for (let n = 0; n < this.words.count; n++) checkOneByOne(n);
-      } else {
+    this.expansions.visit(
+      query,
+      allowed,
+      prefix,
+      (push) => {
+        const q = codePoints(query);
+        const checkOneByOne = (n: number) => {
+          if (matchesWithin(q, codePoints(this.wordOf(n)), prefix, allowed)) push(n);
+        };
+        if (HAS_SURROGATE.test(query)) {
+          // A query word outside the sorted walk's reach: check every word.
+          for (let n = 0; n < this.words.count; n++) checkOneByOne(n);
+          return;
+        }
         if (allowed === 0) this.sorted.visitBeginningWith(query, push);
         else this.sorted.walk(query, allowed, prefix, push);
         for (let i = 0; i < this.astral.count; i++) checkOneByOne(this.astral.numbers[i]!);
-      }
-      found = Int32Array.from(collected);
-      if (this.expansions.size >= MAX_CACHED_EXPANSIONS || this.cachedNumbers + found.length > MAX_CACHED_NUMBERS) {
-        this.expansions.clear();
-        this.cachedNumbers = 0;
-      }
-      this.expansions.set(key, found);
-      this.cachedNumbers += found.length;
-    }
-    for (let i = 0; i < found.length; i++) visit(found[i]!);
+      },
+      visit,
+    );
   }
 
   /**

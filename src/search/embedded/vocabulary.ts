@@ -1,3 +1,4 @@
+import { codePoints, ExpansionCache, HAS_SURROGATE } from './expansions.ts';
 import { SortedWords } from './sorted-words.ts';
 import { matchesWithin } from './typo-distance.ts';
 
@@ -6,14 +7,6 @@ const PENDING_LIMIT = 2048;
 /** A search merges the pending words first when more than this many wait. */
 const PENDING_SEARCH_LIMIT = 16;
 
-const HAS_SURROGATE = /[\uD800-\uDFFF]/;
-/** Bounds on remembered expansions: how many, and how many word numbers in all (4 bytes each). */
-const MAX_CACHED_EXPANSIONS = 4096;
-const MAX_CACHED_NUMBERS = 1 << 21;
-
-function codePoints(word: string): number[] {
-  return Array.from(word, (c) => c.codePointAt(0)!);
-}
 
 /**
  * Every indexed word, numbered, and the typo-tolerant expansion of a query word into the
@@ -32,12 +25,8 @@ export class Vocabulary {
   private sorted = SortedWords.EMPTY;
   private pending: number[] = [];
   private astral: number[] = [];
-  /**
-   * Expansions already computed, by (typos, prefix, query word). Searches repeat their words
-   * far more often than the vocabulary changes; any new word (or a renumbering) clears it.
-   */
-  private readonly expansions = new Map<string, Int32Array>();
-  private cachedNumbers = 0;
+  /** Any new word (or a renumbering) clears it. */
+  private readonly expansions = new ExpansionCache();
 
   get size(): number {
     return this.numbers.size;
@@ -94,9 +83,7 @@ export class Vocabulary {
   }
 
   private forgetExpansions(): void {
-    if (this.expansions.size === 0) return;
     this.expansions.clear();
-    this.cachedNumbers = 0;
   }
 
   private mergePending(): void {
@@ -136,17 +123,7 @@ export class Vocabulary {
       if (n !== undefined) visit(n);
       return;
     }
-    const key = `${allowed}${prefix ? 'p' : 'w'}${query}`;
-    let found = this.expansions.get(key);
-    if (!found) {
-      const collected: number[] = [];
-      this.expandUncached(query, allowed, prefix, (n) => collected.push(n));
-      found = Int32Array.from(collected);
-      if (this.expansions.size >= MAX_CACHED_EXPANSIONS || this.cachedNumbers + found.length > MAX_CACHED_NUMBERS) this.forgetExpansions();
-      this.expansions.set(key, found);
-      this.cachedNumbers += found.length;
-    }
-    for (let i = 0; i < found.length; i++) visit(found[i]!);
+    this.expansions.visit(query, allowed, prefix, (push) => this.expandUncached(query, allowed, prefix, push), visit);
   }
 
   private expandUncached(query: string, allowed: number, prefix: boolean, visit: (n: number) => void): void {
