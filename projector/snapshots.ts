@@ -65,11 +65,7 @@ export function createSnapshotWriter(opts: {
     const snapshot = await buildCurrentSnapshot(pool, fields);
     const bytes = snapshot.encode();
     const info = await writeSnapshot(pool, snapshot, bytes);
-    try {
-      cache?.write(info, bytes);
-    } catch (err) {
-      opts.log.warn({ err }, 'could not keep a local copy of the projection snapshot');
-    }
+    await cache?.write(info, bytes).catch((err: unknown) => opts.log.warn({ err }, 'could not keep a local copy of the projection snapshot'));
     const ms = Date.now() - started;
     restUntil = Date.now() + REST_FACTOR * ms;
     opts.log.info({ version: info.version, listings: info.listings, megabytes: Math.round(info.size / 2 ** 20), ms }, 'wrote a projection snapshot');

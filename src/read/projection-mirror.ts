@@ -181,14 +181,7 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
       await applyDelta(client, stored.snapshot.version, target);
       if (!stored.local && cache) {
         // After the answer: writing a copy is no reason to wait.
-        const { info, bytes } = stored;
-        setImmediate(() => {
-          try {
-            cache.write(info, bytes);
-          } catch (err) {
-            opts.log?.warn({ err }, 'could not keep a local copy of the projection snapshot');
-          }
-        });
+        cache.write(stored.info, stored.bytes).catch((err: unknown) => opts.log?.warn({ err }, 'could not keep a local copy of the projection snapshot'));
       }
     } else {
       install(await buildSnapshotFromRows(client, target, withSearch ? opts.searchFields : undefined), `the projection's rows (no usable snapshot)`);

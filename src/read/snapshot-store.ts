@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, openSync, closeSync, readSync, fstatSync, writeFileSync, renameSync, readdirSync, statSync, rmSync } from 'node:fs';
+import { openSync, closeSync, readSync, fstatSync } from 'node:fs';
+import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { to as copyTo } from 'pg-copy-streams';
 import type { Pool, PoolClient } from '../db/pool.ts';
@@ -145,7 +146,8 @@ export async function writeSnapshot(pool: Pool, snapshot: Snapshot, bytes: Buffe
 }
 
 export const SNAPSHOT_COLUMNS = `slug, doc, website_followed, ${SEARCH_COLUMNS}`;
-const BUILD_BATCH = 2000;
+/** Rows per read while building: between two, the event loop runs (requests are answered). */
+const BUILD_BATCH = 500;
 
 /**
  * Builds a snapshot from projection.products as `client`'s transaction sees it (call inside a
@@ -226,21 +228,22 @@ export class LocalSnapshotCache {
     }
   }
 
-  write(info: SnapshotInfo, bytes: Buffer): void {
-    mkdirSync(this.dir, { recursive: true });
+  /** Keeps a copy (written aside, then renamed into place), and removes older ones. */
+  async write(info: SnapshotInfo, bytes: Buffer): Promise<void> {
+    await mkdir(this.dir, { recursive: true });
     const file = this.file(info);
     const temporary = `${file}.${process.pid}.tmp`;
-    writeFileSync(temporary, bytes);
-    renameSync(temporary, file);
+    await writeFile(temporary, bytes);
+    await rename(temporary, file);
     const dayAgo = Date.now() - 86_400_000;
-    for (const name of readdirSync(this.dir)) {
+    for (const name of await readdir(this.dir)) {
       const full = path.join(this.dir, name);
       if (full === file) continue;
       try {
-        // Another process's copy of the same database may still be in use for a moment: only
-        // files of snapshots older than this one (by time), or unused for a day, go.
-        const s = statSync(full);
-        if (s.mtimeMs < dayAgo || (name.endsWith('.snapshot') && s.mtimeMs < Date.now() - 60_000)) rmSync(full, { force: true });
+        // Another process's copy may still be read for a moment: only snapshots older than a
+        // minute go (a process reading one has its file open), and anything unused for a day.
+        const s = await stat(full);
+        if (s.mtimeMs < dayAgo || (name.endsWith('.snapshot') && s.mtimeMs < Date.now() - 60_000)) await rm(full, { force: true });
       } catch {
         // gone already
       }
