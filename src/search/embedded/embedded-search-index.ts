@@ -185,7 +185,11 @@ export class EmbeddedSearchIndex implements SearchIndex {
       baseTotal = this.aliveCount;
     } else if (matches !== 'none') {
       const alive = this.alive;
-      for (let i = 0; i < matches.length; i++) if (matches[i] !== 0) baseTotal += popcount((matches[i]! &= alive[i]!));
+      if (this.aliveCount === positions.count) {
+        for (let i = 0; i < matches.length; i++) if (matches[i] !== 0) baseTotal += popcount(matches[i]!);
+      } else {
+        for (let i = 0; i < matches.length; i++) if (matches[i] !== 0) baseTotal += popcount((matches[i]! &= alive[i]!));
+      }
     }
     const changed = this.overlay.size === 0 ? new Int32Array(0) : this.overlay.orderedMatches(request);
     const total = baseTotal + changed.length;
@@ -203,10 +207,12 @@ export class EmbeddedSearchIndex implements SearchIndex {
     /** Base matches in [from, to): skipped whole while before the page, else walked. */
     const baseRange = (from: number, to: number): boolean => {
       if (!bits || from >= to) return k < end;
-      const c = countRange(bits, from, to);
-      if (k + c <= offset) {
-        k += c;
-        return true;
+      if (k < offset) {
+        const c = countRange(bits, from, to);
+        if (k + c <= offset) {
+          k += c;
+          return true;
+        }
       }
       return visitRange(bits, from, to, (p) => take(() => positions.idAt(p)));
     };

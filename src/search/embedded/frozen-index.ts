@@ -6,6 +6,9 @@ import { codePoints, ExpansionCache, HAS_SURROGATE } from './expansions.ts';
 import { SortedWords } from './sorted-words.ts';
 import { matchesWithin } from './typo-distance.ts';
 
+/** Bytes of condition bitsets a frozen index keeps for later searches (see remembered()). */
+const REMEMBERED_BYTES = 16 * 1024 * 1024;
+
 /** The typed arrays of a frozen index, as stored in a snapshot (see src/read/snapshot.ts). */
 export interface FrozenIndexArrays {
   positions: number;
@@ -127,29 +130,68 @@ export class FrozenIndex {
     );
   }
 
+  /** Two bitsets over every position, reused by every search (searches run one at a time). */
+  private scratch: [Uint32Array, Uint32Array] | undefined;
+
   /**
    * The positions matching the query and filters, as a bitset, or 'all' when the request has
-   * no condition, 'none' when a condition matches nothing.
+   * no condition, 'none' when a condition matches nothing. The bitset is this index's own
+   * scratch space: valid until the next call.
    */
   matches(request: { q?: string; category?: string; label?: string; tag?: string }, typoSizes: TypoSizes | null): Uint32Array | 'all' | 'none' {
-    let bits: Uint32Array | undefined;
     const words = (this.positions + 31) >>> 5;
-    const and = (b: Uint32Array) => {
-      if (!bits) bits = b;
-      else for (let i = 0; i < words; i++) bits[i]! &= b[i]!;
+    this.scratch ??= [new Uint32Array(words), new Uint32Array(words)];
+    const [acc, one] = this.scratch;
+    let first = true;
+    // Each condition's positions go to `acc` (the first) or to `one`, then into `acc`.
+    const condition = (fill: (into: Uint32Array) => boolean): boolean => {
+      const into = first ? acc : one;
+      into.fill(0);
+      if (!fill(into)) return false;
+      if (!first) for (let i = 0; i < words; i++) acc[i]! &= one[i]!;
+      first = false;
+      return true;
     };
     for (const key of filterKeysOf(request)) {
-      const b = new Uint32Array(words);
-      if (!this.orFilter(key, b)) return 'none';
-      and(b);
+      if (!condition((into) => this.remembered(`f${key}`, into, () => this.orFilter(key, into)))) return 'none';
     }
     for (const word of parseQuery(request.q, typoSizes)) {
       if (isOverlong(word.word)) return 'none';
-      const b = new Uint32Array(words);
-      if (!this.orWord(word.word, word.typos, word.prefix, b)) return 'none';
-      and(b);
+      const key = `${word.typos}${word.prefix ? 'p' : 'w'}${word.word}`;
+      if (!condition((into) => this.remembered(key, into, () => this.orWord(word.word, word.typos, word.prefix, into)))) return 'none';
     }
-    return bits ?? 'all';
+    return first ? 'all' : acc;
+  }
+
+  /**
+   * The positions of one condition (a filter value, or a query word with all its expansions),
+   * kept for the next search that has it: a common word's expansion may OR dozens of lists.
+   * At most REMEMBERED_BYTES of them, least recently used first out.
+   */
+  private readonly rememberedBits = new Map<string, Uint32Array | null>();
+  private rememberedBytes = 0;
+
+  private remembered(key: string, into: Uint32Array, fill: () => boolean): boolean {
+    const known = this.rememberedBits.get(key);
+    if (known !== undefined) {
+      this.rememberedBits.delete(key);
+      this.rememberedBits.set(key, known);
+      if (known === null) return false;
+      into.set(known);
+      return true;
+    }
+    const found = fill();
+    const bytes = found ? into.byteLength : 64;
+    if (bytes <= REMEMBERED_BYTES) {
+      for (const [oldest, bits] of this.rememberedBits) {
+        if (this.rememberedBytes + bytes <= REMEMBERED_BYTES) break;
+        this.rememberedBits.delete(oldest);
+        this.rememberedBytes -= bits ? bits.byteLength : 64;
+      }
+      this.rememberedBits.set(key, found ? into.slice() : null);
+      this.rememberedBytes += bytes;
+    }
+    return found;
   }
 }
 
