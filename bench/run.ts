@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { prepareCatalogData, defaultDataDir } from './catalog-data.ts';
-import { startCatalog, type CatalogProcess } from './catalog-process.ts';
+import type { CatalogProcess } from './catalog-process.ts';
 import { sampleCatalog } from './catalog-sample.ts';
 import { footprintOf } from './footprint.ts';
 import { measureFreshness, type FreshnessResult } from './freshness.ts';
@@ -18,6 +18,7 @@ import { familyCosts, formatFamilyCosts, formatProfileSummary, readProfile, summ
 import { spawnNode, stopAll, stopChildrenOnSignals } from './processes.ts';
 import { attachRatios, checkTargets, formatReport, type RunReport, type ScenarioRow } from './report.ts';
 import { buildScenarios, VARIANTS, type Target } from './scenarios.ts';
+import { ensureCompiledBuild, startMeasured, type StartMeasure } from './startup.ts';
 
 const HELP = `usage: npm run bench -- [options]
 
@@ -30,6 +31,7 @@ const HELP = `usage: npm run bench -- [options]
   --no-freshness    skip the freshness measurement
   --cpu-prof        CPU-profile the serve and api processes (node --cpu-prof) and print
                     where their time went
+  --no-sources      skip the start-up measures from the TypeScript sources (tsx)
   --fresh           rebuild the benchmark database even when a current one exists
   --data-dir DIR    the benchmark database folder (default: per size under the temp folder)
   --json            print the report as JSON instead of tables
@@ -45,6 +47,7 @@ function parse() {
       only: { type: 'string' },
       'no-freshness': { type: 'boolean', default: false },
       'cpu-prof': { type: 'boolean', default: false },
+      'no-sources': { type: 'boolean', default: false },
       fresh: { type: 'boolean', default: false },
       'data-dir': { type: 'string' },
       json: { type: 'boolean', default: false },
@@ -67,6 +70,7 @@ function parse() {
     only: values.only?.split(',').map((s) => s.trim()).filter(Boolean),
     freshness: !values['no-freshness'],
     cpuProf: values['cpu-prof'],
+    sources: !values['no-sources'],
     fresh: values.fresh,
     dataDir: path.resolve(values['data-dir'] ?? defaultDataDir(size)),
     json: values.json,
@@ -112,18 +116,45 @@ async function main(): Promise<number> {
 
   try {
     const data = await prepareCatalogData({ size: opts.size, dataDir: opts.dataDir, fresh: opts.fresh, log });
+    // Production runs the compiled build: measure that (and, once each, the sources).
+    ensureCompiledBuild(log);
+    const starts: StartMeasure[] = [];
+    const noteStart = (m: StartMeasure) => {
+      starts.push(m);
+      log(`  ${m.command} (${m.runtime}${m.loadedFrom ? `, catalog from ${m.loadedFrom}` : ''}) ready in ${(m.readyMs / 1000).toFixed(2)} s, RSS ${Math.round(m.atReady.rssMB)} MB${m.wrongAtReady.length ? `; WRONG at ready: ${m.wrongAtReady.join('; ')}` : '; first answers right'}`);
+      if (m.phases) log(`    ms by step: ${Object.entries(m.phases).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+    };
+    if (opts.sources) {
+      log('starting catalog serve from the TypeScript sources (tsx) on the existing database, once…');
+      const once = await startMeasured({ command: 'serve', runtime: 'sources', dataDir: data.dataDir });
+      noteStart(once.measure);
+      await once.process.stop();
+    }
 
     log('starting catalog serve on the existing database…');
-    const serve: CatalogProcess = await startCatalog({ command: 'serve', dataDir: data.dataDir, nodeOptions: profileFlags('serve') });
-    const atReady = await footprintOf(serve.pid);
-    log(`  ready in ${(serve.readyMs / 1000).toFixed(2)} s at ${serve.url}`);
+    const serveStart = await startMeasured({ command: 'serve', runtime: 'compiled', dataDir: data.dataDir, nodeOptions: profileFlags('serve') });
+    const serve: CatalogProcess = serveStart.process;
+    noteStart(serveStart.measure);
+    const atReady = serveStart.measure.atReady;
 
     const total = (await (await fetch(`${serve.url}/api/v1/search?limit=1`)).json()) as { total: number };
     const sample = await sampleCatalog(serve.url, 2000);
     log(`  ${total.total} live listings; sampled ${sample.products.length} for slugs and words`);
 
+    if (opts.sources) {
+      log('starting catalog api from the TypeScript sources (tsx) beside it, once…');
+      const once = await startMeasured({ command: 'api', runtime: 'sources', dataDir: data.dataDir });
+      noteStart(once.measure);
+      await once.process.stop();
+    }
+    log('starting catalog api beside it with no local copy of the snapshot (SNAPSHOT_CACHE_DIR=off: a fresh host), once…');
+    const fresh = await startMeasured({ command: 'api', runtime: 'compiled', dataDir: data.dataDir, env: { SNAPSHOT_CACHE_DIR: 'off' } });
+    noteStart(fresh.measure);
+    await fresh.process.stop();
     log('starting catalog api on the same database with its response cache off (CACHE_MAX_ENTRIES=0)…');
-    const api = await startCatalog({ command: 'api', dataDir: data.dataDir, env: { CACHE_MAX_ENTRIES: '0' }, nodeOptions: profileFlags('api') });
+    const apiStart = await startMeasured({ command: 'api', runtime: 'compiled', dataDir: data.dataDir, env: { CACHE_MAX_ENTRIES: '0' }, nodeOptions: profileFlags('api') });
+    const api = apiStart.process;
+    noteStart(apiStart.measure);
 
     const bodyFile = path.join(work, 'search-page.json');
     await writeFile(bodyFile, sample.searchPage);
@@ -169,6 +200,7 @@ async function main(): Promise<number> {
       });
     }
     const afterLoad = await footprintOf(serve.pid);
+    const apiAfterLoad = await footprintOf(api.pid);
     const loadAfter = os.loadavg()[0]!;
 
     await body.stop();
@@ -200,7 +232,7 @@ async function main(): Promise<number> {
       catalog: { liveListings: total.total, dataDir: data.dataDir, importedThisRun: data.imported, ...(data.importMs !== undefined && { importSeconds: data.importMs / 1000 }) },
       scenarios: rows,
       ...(freshness && { freshness }),
-      footprint: { afterLoad, readyMs: serve.readyMs, atReady },
+      footprint: { afterLoad, readyMs: serve.readyMs, atReady, apiAfterLoad, starts },
     };
     const report: RunReport = { ...partial, targets: checkTargets(partial) };
     console.log(opts.json ? JSON.stringify(report, null, 2) : formatReport(report));

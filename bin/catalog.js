@@ -1,9 +1,17 @@
 #!/usr/bin/env node
-// The `catalog` command. Runs the TypeScript sources through tsx's loader so a fresh
-// clone works after `npm install` alone, with no build step.
-import { fileURLToPath } from 'node:url';
-import { register } from 'tsx/esm/api';
+// The `catalog` command. Runs the compiled JavaScript in dist/ when it was built from the
+// sources as they are now (`npm run build`, done by `npm install`); otherwise (no build yet, or
+// a source changed since the build) the TypeScript sources through tsx's loader, so a change is
+// never answered by older compiled code. CATALOG_RUNTIME=sources forces the sources.
+import { pathToFileURL } from 'node:url';
+import { buildState, DIST_CLI } from './build-state.js';
 
-// The project's tsconfig (JSX settings included) applies whatever the working directory.
-register({ tsconfig: fileURLToPath(new URL('../tsconfig.json', import.meta.url)) });
-await import('../src/cli.ts');
+if (process.env.CATALOG_RUNTIME !== 'sources' && buildState() === 'current') {
+  await import(pathToFileURL(DIST_CLI).href);
+} else {
+  const { register } = await import('tsx/esm/api');
+  const { fileURLToPath } = await import('node:url');
+  // The project's tsconfig (JSX settings included) applies whatever the working directory.
+  register({ tsconfig: fileURLToPath(new URL('../tsconfig.json', import.meta.url)) });
+  await import('../src/cli.ts');
+}

@@ -13,6 +13,7 @@ import { lapsedPromoIds, msUntilNextUtcMidnight } from './promo-lapse.ts';
 import { pruneOutbox, pruneRemoved } from './prune.ts';
 import { rebuildProjection, rebuildSearchIndex } from './reindex.ts';
 import { syncSearchBatch } from './search-sync.ts';
+import { createSnapshotWriter } from './snapshots.ts';
 
 export interface ProjectorOptions {
   connectionString: string;
@@ -33,6 +34,8 @@ export interface ProjectorOptions {
   now?: () => Date;
   /** Removals are kept this long for readers following versions. */
   removedRetentionHours?: number;
+  /** Folder for this host's copy of the snapshots it writes (see src/read/snapshot-store.ts). */
+  snapshotCacheDir?: string | undefined;
 }
 
 export interface Projector {
@@ -47,6 +50,11 @@ export interface Projector {
    */
   catchUp(): Promise<void>;
   readonly isLeader: boolean;
+  /**
+   * When leading: resolves once the database holds a usable projection snapshot, writing one
+   * if there is none (the first start after an upgrade, a fresh catalog).
+   */
+  ensureSnapshot(): Promise<void>;
 }
 
 /** How long an open transaction may hold the projector back before a warning names it. */
@@ -82,6 +90,7 @@ export function createProjector(opts: ProjectorOptions): Projector {
     },
   });
   const listener = createOutboxListener(opts.connectionString, { onWake: () => wake(), log });
+  const snapshots = createSnapshotWriter({ pool: () => db(), search: !searchIndex, cacheDir: opts.snapshotCacheDir, log });
 
   function db(): Pool {
     if (!pool) throw new Error('projector is not started');
@@ -241,6 +250,7 @@ export function createProjector(opts: ProjectorOptions): Projector {
     if (projected >= batchSize) log.info({ outboxRows: projected }, 'projected a backlog of outbox rows');
     if (stopping || !leadership.isLeader) return;
     await housekeeping();
+    if (!stopping && leadership.isLeader) snapshots.maybeWrite();
   }
 
   /** The pump, coalescing wake-ups: at most one run and one queued, only while leading. */
@@ -307,9 +317,13 @@ export function createProjector(opts: ProjectorOptions): Projector {
       if (heldBackTimer) clearTimeout(heldBackTimer);
       await listener.close();
       await pumper.current?.catch(() => undefined);
+      await snapshots.settle();
       await leadership.release();
       await pool?.end();
       pool = undefined;
+    },
+    async ensureSnapshot() {
+      if (leadership.isLeader) await snapshots.ensure();
     },
     async catchUp() {
       const { rows } = await db().query<{ horizon: string }>(`SELECT ${OUTBOX_HORIZON}::text AS horizon`);

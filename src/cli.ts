@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError } from './config/config.ts';
 import { isDatabaseUnavailable } from './db/unavailable.ts';
+import { projectPath } from './util/project-file.ts';
 
 /** Exit status of a command that met an unreachable database: try again later (sysexits' EX_TEMPFAIL). */
 const EXIT_TEMPORARY_FAILURE = 75;
@@ -40,7 +41,7 @@ function usage(): string {
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (name === '--version' || name === '-v') {
-    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    const pkg = JSON.parse(readFileSync(projectPath('package.json'), 'utf8')) as { version: string };
     console.log(pkg.version);
     return 0;
   }

@@ -1,35 +1,75 @@
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
-import { createAccounts, type Accounts } from './auth/accounts.ts';
-import { startAccountUpkeep } from './auth/upkeep.ts';
+import type { Accounts } from './auth/accounts.ts';
 import type { MailMessage } from './auth/mailer.ts';
-import { MCP_PATH } from './mcp/route.ts';
-import { createSiteFetcher, type SiteFetcherOptions } from './sites/safe-fetch.ts';
-import { hostRefusal } from './sites/address-policy.ts';
-import { systemResolver } from './sites/guarded-agent.ts';
+import type { SiteFetcherOptions } from './sites/safe-fetch.ts';
 import type { MakerCatalog } from './catalog/maker-catalog.ts';
-import { createBadgeRecheckJob, type BadgeRecheckJob, type BadgeRecheckSettings } from './catalog/badge-recheck-job.ts';
-import { fillWebsiteKeys } from './catalog/website-keys.ts';
-import { createPaymentLinks } from './payments/payment-links.ts';
-import { createPayments, type Payments } from './payments/payments.ts';
-import { oauthErrorPageFor } from './web/oauth-error-page.tsx';
-import { createProjector, projectionLag, type Projector } from '../projector/projector.ts';
-import { demoCatalogLines } from './catalog/demo-data.ts';
-import { importCatalog, isCatalogEmpty } from './catalog/import-catalog.ts';
-import { formatLineError } from './catalog/listing-input.ts';
+import type { BadgeRecheckJob, BadgeRecheckSettings } from './catalog/badge-recheck-job.ts';
+import type { Payments } from './payments/payments.ts';
+import type { Projector } from '../projector/projector.ts';
+import { projectionLag } from '../projector/lag.ts';
 import type { Config } from './config/config.ts';
 import { migrate } from './db/migrate.ts';
-import { openDatabase, type OpenedDatabase } from './db/open.ts';
+import { openDatabase, superviseEmbedded, type OpenedDatabase } from './db/open.ts';
 import { createPool, type Pool } from './db/pool.ts';
-import { buildApp } from './http/app.ts';
 import { withDeadline } from './util/deadline.ts';
-import { createMetrics } from './http/metrics.ts';
 import type { Readiness } from './http/operations.ts';
-import { createRateLimits, type RateLimits } from './http/rate-limit.ts';
+import { connectRedis, createRateLimits, type RateLimits } from './http/rate-limit.ts';
 import { createProjectionMirror, type ProjectionMirror } from './read/projection-mirror.ts';
 import { createReadService, type ReadService } from './read/read-service.ts';
 import { createSearchIndex } from './search/index.ts';
+import { EmbeddedSearchIndex } from './search/embedded/embedded-search-index.ts';
 import type { SearchIndex } from './search/port.ts';
+
+/**
+ * The modules of everything that comes after the catalog (HTTP, MCP, pages, accounts, the write
+ * side): loaded while the database starts and the catalog loads, rather than before.
+ */
+async function laterModules() {
+  const [app, metrics, accounts, upkeep, route, safeFetch, addressPolicy, guardedAgent, badgeJob, websiteKeys, paymentLinks, payments, oauthErrorPage] =
+    await Promise.all([
+      import('./http/app.ts'),
+      import('./http/metrics.ts'),
+      import('./auth/accounts.ts'),
+      import('./auth/upkeep.ts'),
+      import('./mcp/route.ts'),
+      import('./sites/safe-fetch.ts'),
+      import('./sites/address-policy.ts'),
+      import('./sites/guarded-agent.ts'),
+      import('./catalog/badge-recheck-job.ts'),
+      import('./catalog/website-keys.ts'),
+      import('./payments/payment-links.ts'),
+      import('./payments/payments.ts'),
+      import('./web/oauth-error-page.tsx'),
+    ]);
+  return {
+    buildApp: app.buildApp,
+    createMetrics: metrics.createMetrics,
+    createAccounts: accounts.createAccounts,
+    startAccountUpkeep: upkeep.startAccountUpkeep,
+    MCP_PATH: route.MCP_PATH,
+    createSiteFetcher: safeFetch.createSiteFetcher,
+    hostRefusal: addressPolicy.hostRefusal,
+    systemResolver: guardedAgent.systemResolver,
+    createBadgeRecheckJob: badgeJob.createBadgeRecheckJob,
+    fillWebsiteKeys: websiteKeys.fillWebsiteKeys,
+    createPaymentLinks: paymentLinks.createPaymentLinks,
+    createPayments: payments.createPayments,
+    oauthErrorPageFor: oauthErrorPage.oauthErrorPageFor,
+  };
+}
+
+/** Imports the demo catalog when the database holds no catalog yet (modules loaded only then). */
+async function importDemoIfEmpty(pool: Pool, config: Config, logger: Logger): Promise<void> {
+  const { isCatalogEmpty, importCatalog } = await import('./catalog/import-catalog.ts');
+  if (!(await isCatalogEmpty(pool))) return;
+  const { demoCatalogLines } = await import('./catalog/demo-data.ts');
+  const { formatLineError } = await import('./catalog/listing-input.ts');
+  const started = Date.now();
+  const result = await importCatalog(pool, demoCatalogLines({ count: config.demoCount, seed: 1 }));
+  if (result.errors.length > 0) throw new Error(`demo catalog failed to import: ${formatLineError(result.errors[0]!)}`);
+  logger.info({ listings: result.listings, categories: result.categories, ms: Date.now() - started }, 'imported the demo catalog into the empty database');
+}
 
 /**
  * One running service: the composition root used by `catalog serve` (projector included) and
@@ -83,6 +123,14 @@ const READY_CHECK_MS = 2_000;
 
 export async function startService(config: Config, opts: StartOptions): Promise<RunningService> {
   const logger = opts.logger ?? pino({ level: config.logLevel });
+  // Where start-up time goes, logged once listening: modules (process start to here), then each step.
+  const phases: Record<string, number> = { modules: Math.round(process.uptime() * 1000) };
+  let phaseStart = performance.now();
+  const phase = (name: string) => {
+    const t = performance.now();
+    phases[name] = Math.round(t - phaseStart);
+    phaseStart = t;
+  };
   const cleanups: Array<() => Promise<unknown>> = [];
   const close = async () => {
     for (const fn of cleanups.reverse()) {
@@ -90,37 +138,32 @@ export async function startService(config: Config, opts: StartOptions): Promise<
     }
     cleanups.length = 0;
   };
+  const later = laterModules();
+  // Awaited below; a failure to load is reported there, not as an unhandled rejection.
+  later.catch(() => undefined);
   try {
     const database =
       opts.database ??
       (await openDatabase(config, (line) => logger.info(line), {
-        ...(opts.onDatabaseLost && {
-          supervise: {
-            onGiveUp: opts.onDatabaseLost,
-            onDown: () => logger.error('the embedded PostgreSQL stopped; reads go on from memory while it is started again'),
-            onRestarted: () => logger.info('the embedded PostgreSQL is running again; the service carries on'),
-          },
-        }),
+        ...(opts.onDatabaseLost && { supervise: superviseEmbedded(logger, opts.onDatabaseLost) }),
       }));
     if (!opts.database) cleanups.push(() => database.close());
+    phase('database');
     await migrate(database.connectionString, { log: (line) => logger.info(line) });
+    phase('migrations');
 
     const pool = createPool(database.connectionString, { max: 10, applicationName: opts.projector ? 'catalog serve' : 'catalog api' });
     cleanups.push(() => pool.end());
 
-    if (opts.demo && (await isCatalogEmpty(pool))) {
-      const started = Date.now();
-      const result = await importCatalog(pool, demoCatalogLines({ count: config.demoCount, seed: 1 }));
-      if (result.errors.length > 0) throw new Error(`demo catalog failed to import: ${formatLineError(result.errors[0]!)}`);
-      logger.info({ listings: result.listings, categories: result.categories, ms: Date.now() - started }, 'imported the demo catalog into the empty database');
-    }
+    if (opts.demo) await importDemoIfEmpty(pool, config, logger);
 
-    const searchIndex: SearchIndex = createSearchIndex(config);
+    const searchIndex: SearchIndex = await createSearchIndex(config);
     cleanups.push(() => searchIndex.close());
     const external = searchIndex.kind !== 'embedded';
 
     let projector: Projector | undefined;
     if (opts.projector) {
+      const { createProjector } = await import('../projector/projector.ts');
       projector = createProjector({
         connectionString: database.connectionString,
         siteUrl: config.siteUrl,
@@ -128,20 +171,29 @@ export async function startService(config: Config, opts: StartOptions): Promise<
         batchSize: config.projector.batchSize,
         pollMs: config.projector.pollMs,
         log: logger.child({ component: 'projector' }),
+        snapshotCacheDir: config.snapshotCacheDir,
       });
       await projector.start();
       cleanups.push(() => projector!.stop());
-      // Serve a caught-up catalog from the first request on (a fresh demo import included).
-      if (projector.isLeader) await projector.catchUp();
+      // Serve a caught-up catalog from the first request on (a fresh demo import included),
+      // loaded from a snapshot (written now when there is none yet).
+      if (projector.isLeader) {
+        await projector.catchUp();
+        await projector.ensureSnapshot();
+      }
+      phase('projector');
     }
 
+    const embeddedIndex = searchIndex instanceof EmbeddedSearchIndex ? searchIndex : undefined;
     const mirror = createProjectionMirror({
       pool,
       connectionString: database.connectionString,
-      ...(!external && { embeddedIndex: searchIndex }),
+      ...(embeddedIndex && { embeddedIndex, searchFields: embeddedIndex.searchableFields }),
+      snapshotCacheDir: config.snapshotCacheDir,
       log: logger.child({ component: 'mirror' }),
     });
     await mirror.start();
+    phase('mirror');
     cleanups.push(() => mirror.stop());
 
     const read = createReadService({ mirror, index: searchIndex, cacheMaxEntries: config.cache.maxEntries });
@@ -149,11 +201,28 @@ export async function startService(config: Config, opts: StartOptions): Promise<
       searchPerMinute: config.rateLimits.searchPerMinute,
       otherPerMinute: config.rateLimits.otherPerMinute,
       pagesPerMinute: config.rateLimits.pagesPerMinute,
-      redisUrl: config.redisUrl,
-      onRedisError: (err) => logger.warn({ err }, 'Redis unreachable; request budgets and sign-in limits count in memory'),
+      redis: config.redisUrl
+        ? await connectRedis(config.redisUrl, (err) => logger.warn({ err }, 'Redis unreachable; request budgets and sign-in limits count in memory'))
+        : undefined,
     });
     cleanups.push(() => rateLimits.close());
 
+    const {
+      buildApp,
+      createMetrics,
+      createAccounts,
+      startAccountUpkeep,
+      MCP_PATH,
+      createSiteFetcher,
+      hostRefusal,
+      systemResolver,
+      createBadgeRecheckJob,
+      fillWebsiteKeys,
+      createPaymentLinks,
+      createPayments,
+      oauthErrorPageFor,
+    } = await later;
+    phase('modules after the catalog');
     const accounts = await createAccounts({
       config,
       pool,
@@ -211,7 +280,7 @@ export async function startService(config: Config, opts: StartOptions): Promise<
       draftCapPerDay: config.makers.draftCapPerDay,
       blocklist: config.makers.blocklist,
     };
-    const payments = createPayments({
+    const payments = await createPayments({
       config: config.payments,
       pool,
       mailer: accounts.mailer,
@@ -235,6 +304,7 @@ export async function startService(config: Config, opts: StartOptions): Promise<
     const filled = await fillWebsiteKeys(pool);
     if (filled > 0) logger.info({ listings: filled }, 'recorded the website identity of existing listings');
 
+    phase('services');
     const app = await buildApp({ config, read, rateLimits, metrics, readiness, pool, accounts, maker, payments, logger: logger.child({ component: 'http' }) });
     cleanups.push(() => app.close());
 
@@ -242,6 +312,13 @@ export async function startService(config: Config, opts: StartOptions): Promise<
     if (opts.listen !== false) {
       url = await app.listen({ host: config.host, port: config.port });
     }
+    phase('app');
+    logger.info({ ms: phases, listings: mirror.size, mirror: mirror.loadedFrom }, 'started');
+    // The OAuth server is built on first use; build it now that reads are answered, so the
+    // first authorization does not wait for it either.
+    const warm = setTimeout(() => void accounts.oauth.warm().catch((err: unknown) => logger.error({ err }, 'the authorization server could not be built')), 1000);
+    warm.unref();
+    cleanups.push(async () => clearTimeout(warm));
     return { app, url, config, pool, connectionString: database.connectionString, read, mirror, projector, accounts, maker, payments, badgeRechecks, logger, close };
   } catch (err) {
     await close();

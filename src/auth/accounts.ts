@@ -56,7 +56,7 @@ export async function createAccounts(opts: AccountsOptions): Promise<Accounts> {
   const mcpUrl = `${config.publicUrl}${opts.mcpPath}`;
   const keys = await loadServiceKeys(pool);
   const replays = createRefreshReplays(pool, createPool(opts.connectionString, { max: 5, applicationName: 'catalog refresh locks' }));
-  const oauth = await createAuthorizationServer({
+  const oauth = createAuthorizationServer({
     issuer: config.publicUrl,
     resource: mcpUrl,
     pool,

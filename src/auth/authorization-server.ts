@@ -90,14 +90,43 @@ export interface AuthorizationServerOptions {
 }
 
 export interface AuthorizationServer {
-  readonly provider: ProviderType;
   readonly issuer: string;
   readonly resource: string;
+  /** The library's provider, built on first use. */
+  provider(): Promise<ProviderType>;
   /** Hands a request to the library (its endpoints, discovery, resume after consent). */
   handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
+  /** Builds the provider now rather than on the first OAuth request. */
+  warm(): Promise<void>;
 }
 
-export async function createAuthorizationServer(opts: AuthorizationServerOptions): Promise<AuthorizationServer> {
+/**
+ * The authorization server, built on first use: loading oidc-provider and its dependencies and
+ * configuring it costs a good part of a second, which a process answering reads does not wait
+ * for (service.ts warms it once the process is ready).
+ */
+export function createAuthorizationServer(opts: AuthorizationServerOptions): AuthorizationServer {
+  let built: Promise<{ provider: ProviderType; handle: AuthorizationServer['handle'] }> | undefined;
+  const build = () => {
+    built ??= buildAuthorizationServer(opts);
+    // A failed build is tried again by the next request, rather than failing every one.
+    built.catch(() => {
+      built = undefined;
+    });
+    return built;
+  };
+  return {
+    issuer: opts.issuer,
+    resource: opts.resource,
+    provider: async () => (await build()).provider,
+    handle: async (req, res) => (await build()).handle(req, res),
+    warm: async () => {
+      await build();
+    },
+  };
+}
+
+async function buildAuthorizationServer(opts: AuthorizationServerOptions): Promise<{ provider: ProviderType; handle: AuthorizationServer['handle'] }> {
   const { Provider, errors, interactionPolicy } = await loadOidcProvider();
   const secureCookies = opts.issuer.startsWith('https:');
   const cookieOptions = { signed: true, httpOnly: true, sameSite: 'lax' as const, secure: secureCookies, path: '/' };
@@ -344,10 +373,5 @@ export async function createAuthorizationServer(opts: AuthorizationServerOptions
   });
 
   const callback = provider.callback();
-  return {
-    provider,
-    issuer: opts.issuer,
-    resource: opts.resource,
-    handle: (req, res) => Promise.resolve(callback(req, res)),
-  };
+  return { provider, handle: (req, res) => Promise.resolve(callback(req, res)) };
 }

@@ -1,4 +1,4 @@
-import nodemailer, { type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
 
 /**
@@ -27,20 +27,21 @@ export interface MailerOptions {
 }
 
 export function createMailer(opts: MailerOptions): Mailer {
-  let transport: Transporter | undefined;
-  if (opts.smtpUrl) transport = nodemailer.createTransport(opts.smtpUrl);
+  // nodemailer is loaded with the first message that goes out through SMTP.
+  let transport: Promise<Transporter> | undefined;
+  const smtp = () => (transport ??= import('nodemailer').then(({ default: nodemailer }) => nodemailer.createTransport(opts.smtpUrl!)));
   return {
-    kind: transport ? 'smtp' : 'log',
+    kind: opts.smtpUrl ? 'smtp' : 'log',
     async send(message) {
       opts.onSend?.(message);
-      if (!transport) {
+      if (!opts.smtpUrl) {
         opts.log.info({ mail: { to: message.to, subject: message.subject, text: message.text } }, 'e-mail (SMTP_URL is not set, so it is logged instead of sent)');
         return;
       }
-      await transport.sendMail({ from: opts.from, to: message.to, subject: message.subject, text: message.text });
+      await (await smtp()).sendMail({ from: opts.from, to: message.to, subject: message.subject, text: message.text });
     },
     close() {
-      transport?.close();
+      void transport?.then((t) => t.close()).catch(() => undefined);
     },
   };
 }

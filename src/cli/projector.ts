@@ -29,7 +29,7 @@ export default async function projector(args: string[]): Promise<number> {
   try {
     await migrate(database.connectionString, { log: (line) => logger.info(line) });
     // Without Meilisearch each API process feeds its embedded engine from the projection.
-    const searchIndex = config.meili ? (await import('../search/index.ts')).createSearchIndex(config) : undefined;
+    const searchIndex = config.meili ? await (await import('../search/index.ts')).createSearchIndex(config) : undefined;
     const running = createProjector({
       connectionString: database.connectionString,
       siteUrl: config.siteUrl,
@@ -39,6 +39,7 @@ export default async function projector(args: string[]): Promise<number> {
       batchSize: config.projector.batchSize,
       pollMs: config.projector.pollMs,
       log: logger,
+      snapshotCacheDir: config.snapshotCacheDir,
     });
     await running.start();
     const pool = createPool(database.connectionString, { max: 2, applicationName: 'catalog projector' });

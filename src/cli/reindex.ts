@@ -21,7 +21,7 @@ export default async function reindexCommand(args: string[]): Promise<number> {
   const logger = createLogger(config, { stderr: true });
   const database = await openDatabase(config, (line) => logger.info(line));
   const pool = createPool(database.connectionString, { max: 2, applicationName: 'catalog reindex' });
-  const searchIndex = config.meili ? (await import('../search/index.ts')).createSearchIndex(config) : undefined;
+  const searchIndex = config.meili ? await (await import('../search/index.ts')).createSearchIndex(config) : undefined;
   const bar = process.stderr.isTTY
     ? new cliProgress.SingleBar(
         { format: '{phase} [{bar}] {percentage}% | {value}/{total}', stream: process.stderr, hideCursor: true },

@@ -1,5 +1,5 @@
 import closeWithGrace from 'close-with-grace';
-import { startService } from '../service.ts';
+import { openDatabase, superviseEmbedded } from '../db/open.ts';
 import { configFromArgs, parseCommandArgs } from './common.ts';
 import { createLogger, logIsPretty } from '../util/logger.ts';
 
@@ -20,15 +20,28 @@ export async function runService(args: string[], help: string, opts: { projector
   // that whatever runs the service (a terminal, systemd, a container runtime) knows.
   let databaseLost: Error | undefined;
   let stopNow: (() => void) | undefined;
-  const service = await startService(config, {
-    projector: opts.projector,
-    demo: opts.demoFlag && !(parsed.values as Record<string, unknown>)['no-demo'],
-    logger,
-    onDatabaseLost: (err) => {
+  // The database starts (or is found) while the service's modules load.
+  const opening = openDatabase(config, (line) => logger.info(line), {
+    supervise: superviseEmbedded(logger, (err) => {
       databaseLost = err;
       stopNow?.();
-    },
+    }),
   });
+  opening.catch(() => undefined);
+  const { startService } = await import('../service.ts');
+  const database = await opening;
+  let service;
+  try {
+    service = await startService(config, {
+      projector: opts.projector,
+      demo: opts.demoFlag && !(parsed.values as Record<string, unknown>)['no-demo'],
+      logger,
+      database,
+    });
+  } catch (err) {
+    await database.close();
+    throw err;
+  }
   // With PORT=0 the configured origin names no real port: show the address actually bound.
   const base = config.port === 0 ? service.url : config.publicUrl;
   const lines = [
@@ -54,6 +67,7 @@ export async function runService(args: string[], help: string, opts: { projector
       else if (databaseLost) logger.fatal({ err: databaseLost }, `stopping: ${databaseLost.message}`);
       else logger.info({ signal }, 'stopping');
       await service.close();
+      await database.close();
       // close-with-grace ends the process once this returns, with status 0 unless it was an
       // error it caught itself: a lost database must end it with a failure status.
       if (databaseLost) process.exit(1);

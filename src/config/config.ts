@@ -1,3 +1,5 @@
+import os from 'node:os';
+import path from 'node:path';
 import { z } from 'zod';
 import { parsePrice, type Price } from '../catalog/money.ts';
 import { stripeAmountProblem } from '../payments/stripe-amounts.ts';
@@ -40,6 +42,7 @@ const positiveInt = (min: number, max: number) =>
 export const envSchema = z.object({
   DATABASE_URL: postgresUrl.optional(),
   DATA_DIR: z.string().min(1).default('.data'),
+  SNAPSHOT_CACHE_DIR: z.string().min(1).optional(),
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: positiveInt(0, 65535).default(3000),
   PUBLIC_URL: httpUrl.optional(),
@@ -134,6 +137,8 @@ export type Env = z.infer<typeof envSchema>;
 export interface Config {
   readonly databaseUrl: string | undefined;
   readonly dataDir: string;
+  /** Folder of this host's copy of the projection snapshot; undefined keeps none. */
+  readonly snapshotCacheDir: string | undefined;
   readonly host: string;
   readonly port: number;
   /** The service's public origin, without a trailing slash. */
@@ -215,6 +220,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   const config: Config = {
     databaseUrl: e.DATABASE_URL,
     dataDir: e.DATA_DIR,
+    snapshotCacheDir:
+      e.SNAPSHOT_CACHE_DIR === 'off'
+        ? undefined
+        : (e.SNAPSHOT_CACHE_DIR ?? (e.DATABASE_URL ? path.join(os.tmpdir(), 'catalog-snapshots') : path.join(e.DATA_DIR, 'snapshots'))),
     host: e.HOST,
     port: e.PORT,
     publicUrl,

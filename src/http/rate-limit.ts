@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { buildLimiter } from '../util/keyed-limiter.ts';
 
@@ -35,10 +35,10 @@ export interface RateLimitOptions {
   otherPerMinute: number;
   /** The web pages' own budget (people browsing, makers, admins); default 300. */
   pagesPerMinute?: number;
-  redisUrl?: string | undefined;
+  /** The shared budgets' Redis connection (connectRedis); undefined counts in memory. */
+  redis?: Redis | undefined;
   /** Key prefix in Redis, so several deployments may share a server. */
   keyPrefix?: string;
-  onRedisError?: (err: unknown) => void;
   /** Window length; the service always uses the spec's minute, tests may shorten it to see a reset. */
   windowSeconds?: number;
 }
@@ -47,25 +47,29 @@ const WINDOW_SECONDS = 60;
 const REDIS_RETRY_MAX_MS = 1000;
 export const DEFAULT_PAGES_PER_MINUTE = 300;
 
+/**
+ * A connection to REDIS_URL for the shared budgets. ioredis is loaded only here, so a process
+ * without Redis never loads it.
+ */
+export async function connectRedis(url: string, onError: (err: unknown) => void): Promise<Redis> {
+  const { Redis } = await import('ioredis');
+  const redis = new Redis(url, {
+    // Fail fast while disconnected so the in-memory insurance limiter answers at once.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2000,
+    commandTimeout: 500,
+    retryStrategy: (times) => Math.min(times * 200, 5000),
+    lazyConnect: false,
+  });
+  redis.on('error', onError);
+  return redis;
+}
+
 export function createRateLimits(opts: RateLimitOptions): RateLimits {
   const prefix = opts.keyPrefix ?? 'catalog:rl';
   const windowSeconds = opts.windowSeconds ?? WINDOW_SECONDS;
-  let redis: Redis | undefined;
-  if (opts.redisUrl) {
-    redis = new Redis(opts.redisUrl, {
-      // Fail fast while disconnected so the in-memory insurance limiter answers at once.
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 1,
-      connectTimeout: 2000,
-      commandTimeout: 500,
-      // Reconnect at least every second however long it was away: shared budgets resume within
-      // about a second of Redis coming back (a refused connection costs nothing to retry).
-      retryStrategy: (times) => Math.min(times * 100, REDIS_RETRY_MAX_MS),
-      lazyConnect: false,
-    });
-    redis.on('error', (err) => opts.onRedisError?.(err));
-  }
-
+  const redis = opts.redis;
   const make = (bucket: Bucket, points: number): RateLimiterAbstract => buildLimiter({ keyPrefix: `${prefix}:${bucket}`, points, durationSeconds: windowSeconds, redis });
 
   const limiters: Record<Bucket, { limiter: RateLimiterAbstract; points: number }> = {

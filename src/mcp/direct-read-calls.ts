@@ -135,7 +135,7 @@ export function createDirectReadCalls(deps: McpDeps, opts: DirectReadCallsOption
   const read: ReadService = deps.read;
   const cache =
     opts.cacheMaxBytes > 0
-      ? new LRUCache<ReadBody, Buffer>({ maxSize: opts.cacheMaxBytes, sizeCalculation: (head) => head.length + 64 })
+      ? new LRUCache<string, Buffer>({ maxSize: opts.cacheMaxBytes, sizeCalculation: (head) => head.length + 64 })
       : undefined;
   // Answers of an older projection are never asked for again: dropped when the version moves.
   let cachedVersion = read.version;
@@ -146,10 +146,12 @@ export function createDirectReadCalls(deps: McpDeps, opts: DirectReadCallsOption
       cache.clear();
       cachedVersion = read.version;
     }
-    let head = cache.get(answer);
+    // A strong ETag names the answer's bytes, so a tool's result for it is always the same.
+    const key = `${tool.name}\u0000${answer.etag}`;
+    let head = cache.get(key);
     if (!head) {
       head = responseHead(serializeResult(successResult(tool, answer.body)));
-      cache.set(answer, head);
+      cache.set(key, head);
     }
     return head;
   }

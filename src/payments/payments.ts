@@ -5,7 +5,6 @@ import type { Config } from '../config/config.ts';
 import type { Pool } from '../db/pool.ts';
 import { createBuiltinCheckout } from './builtin-checkout.ts';
 import type { PaymentProvider } from './payment-provider.ts';
-import { createStripeCheckout, createStripeClient } from './stripe-checkout.ts';
 
 /**
  * Payments as one running service holds them: the provider the pay page uses, what confirming
@@ -33,10 +32,12 @@ export interface PaymentsOptions {
   onMailError?: (err: unknown) => void;
 }
 
-export function createPayments(opts: PaymentsOptions): Payments {
+export async function createPayments(opts: PaymentsOptions): Promise<Payments> {
   const confirm: PaymentConfirmDeps = { pool: opts.pool, mailer: opts.mailer, publicUrl: opts.publicUrl, ...(opts.onMailError && { onMailError: opts.onMailError }) };
   const stripeConfig = opts.config.stripe;
   if (!stripeConfig) return { provider: createBuiltinCheckout(), confirm, stripeWebhook: undefined };
+  // Stripe's library is loaded only when it is used.
+  const { createStripeCheckout, createStripeClient } = await import('./stripe-checkout.ts');
   const stripe = createStripeClient({ secretKey: stripeConfig.secretKey, apiBase: stripeConfig.apiBase });
   return {
     provider: createStripeCheckout(stripe, { apiBase: stripeConfig.apiBase }),

@@ -7,7 +7,7 @@ import { NO_STORE } from '../http/caching.ts';
 import { sendError } from '../http/errors.ts';
 import { checkoutPays } from './payment-provider.ts';
 import type { Payments } from './payments.ts';
-import { checkoutStateOf } from './stripe-checkout.ts';
+import { checkoutStateOf } from './stripe-session.ts';
 
 /**
  * Stripe's webhook: the URL to register in Stripe's dashboard is PUBLIC_URL + this path, for the

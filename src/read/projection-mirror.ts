@@ -1,28 +1,37 @@
+import { etagOf } from './etag.ts';
 import { createListener, type Subscriber } from '../db/listen.ts';
 import { createCoalescedRunner } from '../util/coalesced-runner.ts';
 import type { Pool, PoolClient } from '../db/pool.ts';
-import type { SearchDocument, SearchIndex } from '../search/port.ts';
-import { SEARCH_COLUMNS, searchDocumentOf, type SearchRow } from '../search/search-row.ts';
+import type { EmbeddedSearchIndex } from '../search/embedded/embedded-search-index.ts';
+import type { SearchDocument } from '../search/port.ts';
+import { searchDocumentOf } from '../search/search-row.ts';
+import { Snapshot, SnapshotBuilder, type SnapshotRow } from './snapshot.ts';
+import { buildSnapshotFromRows, latestSnapshot, LocalSnapshotCache, readSnapshotBytes, SNAPSHOT_COLUMNS, type SnapshotInfo } from './snapshot-store.ts';
 
 /**
- * This process's copy of the projection: every live product's stored JSON, indexed by id and
- * slug, and the category list. Loaded from `projection.*` at start and kept current from
- * `projection_changed` notifications, with a poll as the guarantee (NOTIFY only nudges).
+ * This process's copy of the projection: every live product's stored JSON, found by id and by
+ * slug, and the category list. Kept current from `projection_changed` notifications, with a
+ * poll as the guarantee (NOTIFY only nudges).
  *
- * When the search index is the embedded engine, the mirror feeds it the same changes, so
- * search and fetch-by-slug move together. With Meilisearch the projector feeds the index.
+ * Storage: a snapshot (snapshot.ts: one buffer of typed arrays, off the JavaScript heap) of
+ * some projection version, loaded whole from the projector's latest one (a local copy, else
+ * PostgreSQL) or, when there is none, built here from the rows; and the products changed since
+ * it (a few, as objects) with the snapshot positions they replace marked gone. When the changes
+ * pile up and the projector has written a newer snapshot, the mirror moves to it.
+ *
+ * When the search index is the embedded engine, the mirror feeds it the same snapshot and the
+ * same changes, so search and fetch-by-slug move together. With Meilisearch the projector
+ * feeds the index.
  */
 export interface MirroredProduct {
   readonly id: string;
   readonly slug: string;
-  /** The public Product, serialized once by the projector. */
-  readonly doc: string;
+  /** The public Product as UTF-8 bytes, serialized once by the projector. */
+  readonly bytes: Buffer;
+  /** Strong ETag of the document. */
+  readonly etag: string;
   /** Whether the listing page links the maker's site as a followed link (premium, or a verified badge). */
   readonly websiteFollowed: boolean;
-  /** Strong ETag of doc, computed on first use. */
-  etag?: string;
-  /** The product's answer, made on first use: one object per version of the product. */
-  answer?: { readonly body: string; readonly etag: string };
 }
 
 export interface ProjectionMirror {
@@ -35,6 +44,8 @@ export interface ProjectionMirror {
   productBySlug(slug: string): MirroredProduct | undefined;
   /** The category list envelope as served: `{"categories":[...]}`. */
   readonly categoriesBody: string;
+  /** Where the mirror's catalog came from at its last full load, for logs and /readyz. */
+  readonly loadedFrom: string;
   /** Called after each applied change, with the new version. */
   onChange(listener: (version: number) => void): () => void;
   /** Applies any change the projection has that this process lacks. */
@@ -43,14 +54,12 @@ export interface ProjectionMirror {
   stop(): Promise<void>;
 }
 
-interface ProductRow extends SearchRow {
-  slug: string;
-  doc: string;
-  website_followed: boolean;
-}
 
-const PRODUCT_COLUMNS = `slug, doc, website_followed, ${SEARCH_COLUMNS}`;
-const LOAD_BATCH = 5000;
+/** Move to a newer snapshot once this many products changed since ours (and at least a fiftieth of the catalog). */
+const RELOAD_MIN_CHANGES = 1000;
+const RELOAD_SHARE = 50;
+/** How often a mirror with many changes looks for a newer snapshot. */
+const RELOAD_CHECK_MS = 10_000;
 
 /** Categories are listed by name as a reader expects: case and accents do not reorder them. */
 const byName = new Intl.Collator('en', { sensitivity: 'base', numeric: true });
@@ -59,18 +68,61 @@ export interface ProjectionMirrorOptions {
   pool: Pool;
   connectionString: string;
   /** The embedded engine to keep current; undefined when an external index is used. */
-  embeddedIndex?: SearchIndex;
+  embeddedIndex?: EmbeddedSearchIndex;
+  /** The embedded engine's searchable fields (a snapshot built here indexes them). */
+  searchFields?: readonly (keyof SearchDocument)[];
+  /** Folder for the local copy of the snapshot; undefined keeps none. */
+  snapshotCacheDir?: string;
   pollMs?: number;
   log?: { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
+}
+
+const EMPTY = new SnapshotBuilder(undefined).finish(0);
+
+/** A product of the snapshot, read from it field by field as asked (most reads need only the document and its ETag). */
+class SnapshotProduct implements MirroredProduct {
+  constructor(
+    private readonly snapshot: Snapshot,
+    private readonly p: number,
+  ) {}
+
+  get id(): string {
+    return this.snapshot.positions.idAt(this.p);
+  }
+
+  get slug(): string {
+    return this.snapshot.slugAt(this.p);
+  }
+
+  get bytes(): Buffer {
+    return this.snapshot.docBytes(this.p);
+  }
+
+  get etag(): string {
+    return this.snapshot.etagAt(this.p);
+  }
+
+  get websiteFollowed(): boolean {
+    return this.snapshot.websiteFollowed(this.p);
+  }
 }
 
 export function createProjectionMirror(opts: ProjectionMirrorOptions): ProjectionMirror {
   const { pool, embeddedIndex } = opts;
   const pollMs = opts.pollMs ?? 1000;
-  let byId = new Map<string, MirroredProduct>();
-  let bySlug = new Map<string, MirroredProduct>();
+  const withSearch = embeddedIndex !== undefined;
+  const cache = opts.snapshotCacheDir ? new LocalSnapshotCache(opts.snapshotCacheDir) : undefined;
+  let snapshot: Snapshot = EMPTY;
+  /** Snapshot positions replaced or removed since the snapshot (1 = gone). */
+  let gone = new Uint8Array(0);
+  let goneCount = 0;
+  /** Products changed since the snapshot. */
+  let changedById = new Map<string, MirroredProduct>();
+  let changedBySlug = new Map<string, MirroredProduct>();
   let version = -1;
   let checkedAt = 0;
+  let lastReloadCheck = 0;
+  let loadedFrom = 'nothing yet';
   let categoriesBody = '{"categories":[]}';
   const listeners = new Set<(version: number) => void>();
   let subscriber: Subscriber | undefined;
@@ -83,74 +135,99 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
     return `{"categories":[${rows.map((r) => r.doc).join(',')}]}`;
   }
 
-  async function* readAll(client: PoolClient): AsyncGenerator<ProductRow[]> {
-    let after = '00000000-0000-0000-0000-000000000000';
-    for (;;) {
-      const { rows } = await client.query<ProductRow>(
-        `SELECT ${PRODUCT_COLUMNS} FROM projection.products WHERE id > $1 ORDER BY id LIMIT ${LOAD_BATCH}`,
-        [after],
-      );
-      if (rows.length === 0) return;
-      yield rows;
-      after = rows[rows.length - 1]!.id;
-      if (rows.length < LOAD_BATCH) return;
+  function snapshotProduct(p: number): MirroredProduct {
+    return new SnapshotProduct(snapshot, p);
+  }
+
+  function markGone(id: string): void {
+    const p = snapshot.positions.positionOf(id);
+    if (p >= 0 && gone[p] === 0) {
+      gone[p] = 1;
+      goneCount++;
     }
   }
 
-  /** Reads the whole projection at one snapshot and swaps it in. */
-  async function fullLoad(client: PoolClient, target: number): Promise<void> {
-    const nextById = new Map<string, MirroredProduct>();
-    const nextBySlug = new Map<string, MirroredProduct>();
-    const batches: SearchDocument[][] = [];
-    for await (const rows of readAll(client)) {
-      const docs: SearchDocument[] = [];
-      for (const row of rows) {
-        const entry: MirroredProduct = { id: row.id, slug: row.slug, doc: row.doc, websiteFollowed: row.website_followed };
-        nextById.set(row.id, entry);
-        nextBySlug.set(row.slug, entry);
-        if (embeddedIndex) docs.push(searchDocumentOf(row));
-      }
-      if (embeddedIndex) batches.push(docs);
-    }
-    const categories = await readCategories(client);
+  /** Takes a snapshot as the whole catalog (nothing changed since). */
+  function install(next: Snapshot, from: string): void {
+    snapshot = next;
+    gone = new Uint8Array(next.count);
+    goneCount = 0;
+    changedById = new Map();
+    changedBySlug = new Map();
+    loadedFrom = from;
     if (embeddedIndex) {
-      await embeddedIndex.replaceAll(
-        (async function* () {
-          yield* batches;
-        })(),
-      );
+      if (!next.search) throw new Error('the snapshot holds no search index');
+      embeddedIndex.useBase({ positions: next.positions, index: next.search });
     }
-    byId = nextById;
-    bySlug = nextBySlug;
-    categoriesBody = categories;
+  }
+
+  /** The projector's latest snapshot, from this host's copy or the database; undefined when none is usable. */
+  async function loadStored(client: PoolClient, oldestVersion: number, current: number): Promise<{ snapshot: Snapshot; info: SnapshotInfo; bytes: Buffer; local: boolean } | undefined> {
+    const info = await latestSnapshot(client, withSearch);
+    // Changes since it must still be readable (removals are pruned up to oldest_version).
+    if (!info || info.version < oldestVersion || info.version > current) return undefined;
+    let bytes = cache?.read(info);
+    const local = bytes !== undefined;
+    bytes ??= await readSnapshotBytes(client, info);
+    return { snapshot: Snapshot.decode(bytes), info, bytes, local };
+  }
+
+  /** Loads the whole projection at the transaction's snapshot: a stored snapshot and the changes since, or every row. */
+  async function fullLoad(client: PoolClient, target: number, oldestVersion: number): Promise<void> {
+    const started = Date.now();
+    const stored = await loadStored(client, oldestVersion, target);
+    if (stored) {
+      install(stored.snapshot, `snapshot ${stored.info.id} of version ${stored.info.version} (${stored.local ? 'local copy' : 'database'})`);
+      await applyDelta(client, stored.snapshot.version, target);
+      if (!stored.local && cache) {
+        // After the answer: writing a copy is no reason to wait.
+        cache.write(stored.info, stored.bytes).catch((err: unknown) => opts.log?.warn({ err }, 'could not keep a local copy of the projection snapshot'));
+      }
+    } else {
+      install(await buildSnapshotFromRows(client, target, withSearch ? opts.searchFields : undefined), `the projection's rows (no usable snapshot)`);
+      categoriesBody = await readCategories(client);
+    }
     version = target;
+    opts.log?.info({ version, listings: size(), from: loadedFrom, ms: Date.now() - started }, 'projection mirror loaded');
   }
 
   async function applyDelta(client: PoolClient, from: number, target: number): Promise<void> {
     const removed = await client.query<{ id: string }>('SELECT id FROM projection.removed WHERE version > $1', [from]);
-    const changed = await client.query<ProductRow>(`SELECT ${PRODUCT_COLUMNS} FROM projection.products WHERE version > $1`, [from]);
+    const changed = await client.query<SnapshotRow>(`SELECT ${SNAPSHOT_COLUMNS} FROM projection.products WHERE version > $1`, [from]);
     const categories = await readCategories(client);
-    const removedIds = removed.rows.map((r) => r.id).filter((id) => byId.has(id));
+    const removedIds = removed.rows.map((r) => r.id);
     if (embeddedIndex) {
       if (removedIds.length) await embeddedIndex.remove(removedIds);
       if (changed.rows.length) await embeddedIndex.upsert(changed.rows.map(searchDocumentOf));
     }
-    for (const id of removedIds) {
-      const old = byId.get(id);
+    const drop = (id: string) => {
+      const old = changedById.get(id);
       if (old) {
-        byId.delete(id);
-        if (bySlug.get(old.slug) === old) bySlug.delete(old.slug);
+        changedById.delete(id);
+        if (changedBySlug.get(old.slug) === old) changedBySlug.delete(old.slug);
       }
-    }
+      markGone(id);
+    };
+    for (const id of removedIds) drop(id);
     for (const row of changed.rows) {
-      const old = byId.get(row.id);
-      if (old && bySlug.get(old.slug) === old) bySlug.delete(old.slug);
-      const entry: MirroredProduct = { id: row.id, slug: row.slug, doc: row.doc, websiteFollowed: row.website_followed };
-      byId.set(row.id, entry);
-      bySlug.set(row.slug, entry);
+      drop(row.id);
+      const bytes = Buffer.from(row.doc, 'utf8');
+      const entry: MirroredProduct = { id: row.id, slug: row.slug, bytes, etag: etagOf(row.doc), websiteFollowed: row.website_followed };
+      changedById.set(row.id, entry);
+      changedBySlug.set(row.slug, entry);
     }
     categoriesBody = categories;
     version = target;
+  }
+
+  function size(): number {
+    return snapshot.count - goneCount + changedById.size;
+  }
+
+  /** Whether enough changed since the snapshot to look for a newer one. */
+  function wantsNewerSnapshot(): boolean {
+    const changes = goneCount + changedById.size;
+    return changes >= RELOAD_MIN_CHANGES && changes * RELOAD_SHARE >= snapshot.count && Date.now() - lastReloadCheck >= RELOAD_CHECK_MS;
   }
 
   async function sync(): Promise<void> {
@@ -163,12 +240,17 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
         'SELECT version, oldest_version FROM projection.state',
       );
       const state = rows[0] ?? { version: 0, oldest_version: 0 };
-      if (state.version !== version) {
-        if (version < 0 || version < state.oldest_version || state.version < version) {
-          await fullLoad(client, state.version);
-        } else {
-          await applyDelta(client, version, state.version);
-        }
+      let reload = version < 0 || version < state.oldest_version || state.version < version;
+      if (!reload && wantsNewerSnapshot()) {
+        lastReloadCheck = Date.now();
+        const latest = await latestSnapshot(client, withSearch);
+        reload = latest !== undefined && latest.version > snapshot.version && latest.version <= state.version && latest.version >= state.oldest_version;
+      }
+      if (reload) {
+        await fullLoad(client, state.version, state.oldest_version);
+        changedTo = state.version;
+      } else if (state.version !== version) {
+        await applyDelta(client, version, state.version);
         changedTo = state.version;
       }
       await client.query('COMMIT');
@@ -198,13 +280,26 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
       return checkedAt;
     },
     get size() {
-      return byId.size;
+      return size();
     },
     get categoriesBody() {
       return categoriesBody;
     },
-    productById: (id) => byId.get(id),
-    productBySlug: (slug) => bySlug.get(slug),
+    get loadedFrom() {
+      return loadedFrom;
+    },
+    productById(id) {
+      const changed = changedById.get(id);
+      if (changed) return changed;
+      const p = snapshot.positions.positionOf(id);
+      return p >= 0 && gone[p] === 0 ? snapshotProduct(p) : undefined;
+    },
+    productBySlug(slug) {
+      const changed = changedBySlug.get(slug);
+      if (changed) return changed;
+      const p = snapshot.positionOfSlug(slug);
+      return p >= 0 && gone[p] === 0 ? snapshotProduct(p) : undefined;
+    },
     onChange(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);

@@ -149,7 +149,7 @@ export function registerAccountPages(scope: FastifyInstance, deps: AccountPagesD
     const csp = contentSecurityPolicy({ publicUrl: deps.publicUrl, formAction: [view.redirectTarget] });
     reply.header('content-security-policy', csp);
     if (request.body?.decision !== 'approve') {
-      const to = await oauth.provider.interactionResult(
+      const to = await (await oauth.provider()).interactionResult(
         request.raw,
         reply.raw,
         { error: 'access_denied', error_description: 'The maker denied the request.' },
@@ -157,7 +157,7 @@ export function registerAccountPages(scope: FastifyInstance, deps: AccountPagesD
       );
       return reply.redirect(to, 303);
     }
-    const grant = new oauth.provider.Grant({ accountId: session.maker.id, clientId: view.clientId });
+    const grant = new (await oauth.provider()).Grant({ accountId: session.maker.id, clientId: view.clientId });
     if (view.requested.oidc.length) grant.addOIDCScope(view.requested.oidc.join(' '));
     for (const [indicator, scopes] of Object.entries(view.requested.resources)) grant.addResourceScope(indicator, scopes.join(' '));
     const grantId = await grant.save();
@@ -170,7 +170,7 @@ export function registerAccountPages(scope: FastifyInstance, deps: AccountPagesD
       clientKind: view.kind,
       scopes: view.scopes,
     });
-    const to = await oauth.provider.interactionResult(
+    const to = await (await oauth.provider()).interactionResult(
       request.raw,
       reply.raw,
       { login: { accountId: session.maker.id, remember: false }, consent: { grantId } },
@@ -211,13 +211,13 @@ function expiredAuthorization(request: FastifyRequest, reply: FastifyReply): Fas
 async function consentView(request: FastifyRequest<{ Params: { uid: string } }>, reply: FastifyReply, oauth: AuthorizationServer): Promise<ConsentView | undefined> {
   let details;
   try {
-    details = await oauth.provider.interactionDetails(request.raw, reply.raw);
+    details = await (await oauth.provider()).interactionDetails(request.raw, reply.raw);
   } catch {
     return undefined;
   }
   if (details.uid !== request.params.uid) return undefined;
   const clientId = String(details.params.client_id);
-  const client = await oauth.provider.Client.find(clientId);
+  const client = await (await oauth.provider()).Client.find(clientId);
   if (!client) return undefined;
   // What the request asks for (the library has already dropped what this client may not have,
   // e.g. offline_access without the refresh_token grant). Each authorization gets a grant of its

@@ -4,7 +4,7 @@ import { CatalogError } from '../contract/errors.ts';
 import { confirmReturn, pay, payOffer, type PayOffer } from '../payments/checkout.ts';
 import { PAY_PATH } from '../payments/payment-links.ts';
 import type { Payments } from '../payments/payments.ts';
-import { isCheckoutSessionId } from '../payments/stripe-checkout.ts';
+import { isCheckoutSessionId } from '../payments/stripe-session.ts';
 import type { NoticeMessage } from './components/notice.tsx';
 import { contentSecurityPolicy } from './csp.ts';
 import { csrfToken, pageSession } from './maker-session.ts';

@@ -203,6 +203,29 @@ export class IndexState {
     return { ids: this.page(matches, total, offset, end), total };
   }
 
+  /** Every slot matching the request, in listing order. */
+  orderedMatches(request: Omit<SearchRequest, 'offset' | 'limit'>): Int32Array {
+    const matches = this.matches({ ...request, offset: 0, limit: 0 });
+    if (matches === 'none') return new Int32Array(0);
+    if (matches === 'all') return this.order.slice();
+    const out = new Int32Array(countBits(matches));
+    let k = 0;
+    for (let p = 0; p < this.order.length && k < out.length; p++) {
+      const s = this.order[p]!;
+      if (hasBit(matches, s)) out[k++] = s;
+    }
+    return out;
+  }
+
+  idOf(slot: number): string {
+    return this.ids[slot]!;
+  }
+
+  /** The slot's listing time (ms), -Infinity when never listed. */
+  listedAtOf(slot: number): number {
+    return this.listedAt[slot]!;
+  }
+
   /** The slots matching every condition of the request, 'all' when it has none. */
   private matches(request: SearchRequest): Uint32Array | 'all' | 'none' {
     let bits: Uint32Array | undefined;

@@ -60,6 +60,13 @@ export class PostingLists {
     return Array.isArray(l) ? l.length : this.lengths[list]!;
   }
 
+  /** Calls `visit` with every slot of the list, in order. */
+  forEach(list: number, visit: (slot: number) => void): void {
+    const l = this.lists[list]!;
+    const n = Array.isArray(l) ? l.length : this.lengths[list]!;
+    for (let i = 0; i < n; i++) visit(l[i]!);
+  }
+
   /** Sets the bit of every slot of the list that `alive` still marks live. */
   orInto(list: number, bits: Uint32Array, alive: Uint8Array): void {
     const l = this.lists[list]!;

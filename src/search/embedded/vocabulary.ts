@@ -1,18 +1,12 @@
-import { matchesWithin, typoBudget } from './typo-distance.ts';
+import { codePoints, ExpansionCache, HAS_SURROGATE } from './expansions.ts';
+import { SortedWords } from './sorted-words.ts';
+import { matchesWithin } from './typo-distance.ts';
 
 /** Recently added words are checked one by one until this many wait; then they are merged in. */
 const PENDING_LIMIT = 2048;
 /** A search merges the pending words first when more than this many wait. */
 const PENDING_SEARCH_LIMIT = 16;
 
-const HAS_SURROGATE = /[\uD800-\uDFFF]/;
-/** Bounds on remembered expansions: how many, and how many word numbers in all (4 bytes each). */
-const MAX_CACHED_EXPANSIONS = 4096;
-const MAX_CACHED_NUMBERS = 1 << 21;
-
-function codePoints(word: string): number[] {
-  return Array.from(word, (c) => c.codePointAt(0)!);
-}
 
 /**
  * Every indexed word, numbered, and the typo-tolerant expansion of a query word into the
@@ -28,16 +22,11 @@ function codePoints(word: string): number[] {
 export class Vocabulary {
   private readonly numbers = new Map<string, number>();
   private readonly words: string[] = [];
-  private sortedWords: string[] = [];
-  private sortedNumbers: number[] = [];
+  private sorted = SortedWords.EMPTY;
   private pending: number[] = [];
   private astral: number[] = [];
-  /**
-   * Expansions already computed, by (typos, prefix, query word). Searches repeat their words
-   * far more often than the vocabulary changes; any new word (or a renumbering) clears it.
-   */
-  private readonly expansions = new Map<string, Int32Array>();
-  private cachedNumbers = 0;
+  /** Any new word (or a renumbering) clears it. */
+  private readonly expansions = new ExpansionCache();
 
   get size(): number {
     return this.numbers.size;
@@ -79,8 +68,7 @@ export class Vocabulary {
     this.numbers.clear();
     this.forgetExpansions();
     this.words.length = 0;
-    this.sortedWords = [];
-    this.sortedNumbers = [];
+    this.sorted = SortedWords.EMPTY;
     this.pending = [];
     this.astral = [];
     for (const w of kept) {
@@ -95,34 +83,32 @@ export class Vocabulary {
   }
 
   private forgetExpansions(): void {
-    if (this.expansions.size === 0) return;
     this.expansions.clear();
-    this.cachedNumbers = 0;
   }
 
   private mergePending(): void {
     if (this.pending.length === 0) return;
     const added = this.pending.map((n) => this.words[n]!);
     const order = added.map((_, i) => i).sort((a, b) => (added[a]! < added[b]! ? -1 : 1));
-    const oldWords = this.sortedWords;
-    const oldNumbers = this.sortedNumbers;
-    const words: string[] = new Array(oldWords.length + added.length);
-    const numbers: number[] = new Array(oldWords.length + added.length);
+    const old = this.sorted;
+    const words: string[] = new Array(old.count + added.length);
+    const numbers: number[] = new Array(old.count + added.length);
     let i = 0;
     let j = 0;
     let k = 0;
-    while (i < oldWords.length || j < order.length) {
-      if (j >= order.length || (i < oldWords.length && oldWords[i]! < added[order[j]!]!)) {
-        words[k] = oldWords[i]!;
-        numbers[k++] = oldNumbers[i++]!;
+    let oldWord = old.count > 0 ? old.wordAt(0) : '';
+    while (i < old.count || j < order.length) {
+      if (j >= order.length || (i < old.count && oldWord < added[order[j]!]!)) {
+        words[k] = oldWord;
+        numbers[k++] = old.numbers[i++]!;
+        if (i < old.count) oldWord = old.wordAt(i);
       } else {
         const a = order[j++]!;
         words[k] = added[a]!;
         numbers[k++] = this.pending[a]!;
       }
     }
-    this.sortedWords = words;
-    this.sortedNumbers = numbers;
+    this.sorted = SortedWords.fromSorted(words, numbers);
     this.pending = [];
   }
 
@@ -137,17 +123,7 @@ export class Vocabulary {
       if (n !== undefined) visit(n);
       return;
     }
-    const key = `${allowed}${prefix ? 'p' : 'w'}${query}`;
-    let found = this.expansions.get(key);
-    if (!found) {
-      const collected: number[] = [];
-      this.expandUncached(query, allowed, prefix, (n) => collected.push(n));
-      found = Int32Array.from(collected);
-      if (this.expansions.size >= MAX_CACHED_EXPANSIONS || this.cachedNumbers + found.length > MAX_CACHED_NUMBERS) this.forgetExpansions();
-      this.expansions.set(key, found);
-      this.cachedNumbers += found.length;
-    }
-    for (let i = 0; i < found.length; i++) visit(found[i]!);
+    this.expansions.visit(query, allowed, prefix, (push) => this.expandUncached(query, allowed, prefix, push), visit);
   }
 
   private expandUncached(query: string, allowed: number, prefix: boolean, visit: (n: number) => void): void {
@@ -161,101 +137,9 @@ export class Vocabulary {
       for (let n = 0; n < this.words.length; n++) checkOneByOne(n);
       return;
     }
-    if (allowed === 0) this.visitBeginningWith(query, visit);
-    else this.walkSorted(query, allowed, prefix, visit);
+    if (allowed === 0) this.sorted.visitBeginningWith(query, visit);
+    else this.sorted.walk(query, allowed, prefix, visit);
     for (const n of this.pending) checkOneByOne(n);
     for (const n of this.astral) checkOneByOne(n);
-  }
-
-  /** Every sorted word that starts with `beginning` (a prefix query word without typos). */
-  private visitBeginningWith(beginning: string, visit: (n: number) => void): void {
-    const words = this.sortedWords;
-    let lo = 0;
-    let hi = words.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (words[mid]! < beginning) lo = mid + 1;
-      else hi = mid;
-    }
-    const end = this.endOfBeginning(lo, beginning);
-    for (let t = lo; t < end; t++) visit(this.sortedNumbers[t]!);
-  }
-
-  /** First index at or after `from` whose word does not start with `beginning`. */
-  private endOfBeginning(from: number, beginning: string): number {
-    const words = this.sortedWords;
-    let lo = from;
-    let hi = words.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (words[mid]!.startsWith(beginning)) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
-
-  private walkSorted(query: string, allowed: number, prefix: boolean, visit: (n: number) => void): void {
-    const words = this.sortedWords;
-    const numbers = this.sortedNumbers;
-    const m = query.length;
-    const q = new Int32Array(m);
-    for (let j = 0; j < m; j++) q[j] = query.charCodeAt(j);
-    const rows: Int32Array[] = [new Int32Array(m + 1)];
-    for (let j = 0; j <= m; j++) rows[0]![j] = j;
-    let current = '';
-    let computed = 0;
-    let i = 0;
-    walk: while (i < words.length) {
-      const w = words[i]!;
-      const budget = typoBudget(allowed, w.charCodeAt(0) === q[0]);
-      if (budget < 0) {
-        i = this.endOfBeginning(i, w[0]!);
-        continue;
-      }
-      // Rows stay valid for the beginning this word shares with the previous one.
-      let d = 0;
-      const shared = Math.min(computed, w.length, current.length);
-      while (d < shared && w.charCodeAt(d) === current.charCodeAt(d)) d++;
-      current = w;
-      computed = d;
-      while (d < w.length) {
-        d++;
-        let row = rows[d];
-        if (!row) rows[d] = row = new Int32Array(m + 1);
-        const up = rows[d - 1]!;
-        const upUp = d >= 2 ? rows[d - 2]! : undefined;
-        const c = w.charCodeAt(d - 1);
-        const cBefore = d >= 2 ? w.charCodeAt(d - 2) : -1;
-        row[0] = d;
-        let rowMin = d;
-        for (let j = 1; j <= m; j++) {
-          let v = up[j]! + 1;
-          const ins = row[j - 1]! + 1;
-          if (ins < v) v = ins;
-          const sub = up[j - 1]! + (c === q[j - 1] ? 0 : 1);
-          if (sub < v) v = sub;
-          if (upUp !== undefined && j > 1 && c === q[j - 2] && cBefore === q[j - 1]) {
-            const tr = upUp[j - 2]! + 1;
-            if (tr < v) v = tr;
-          }
-          row[j] = v;
-          if (v < rowMin) rowMin = v;
-        }
-        computed = d;
-        if (prefix && row[m]! <= budget) {
-          // This beginning already matches: so does every word that starts with it.
-          const end = this.endOfBeginning(i + 1, w.slice(0, d));
-          for (let t = i; t < end; t++) visit(numbers[t]!);
-          i = end;
-          continue walk;
-        }
-        if (rowMin > budget) {
-          i = this.endOfBeginning(i + 1, w.slice(0, d));
-          continue walk;
-        }
-      }
-      if (!prefix && rows[w.length]![m]! <= budget) visit(numbers[i]!);
-      i++;
-    }
   }
 }

@@ -1,0 +1,252 @@
+import { randomUUID } from 'node:crypto';
+import { openSync, closeSync, readSync, fstatSync } from 'node:fs';
+import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { to as copyTo } from 'pg-copy-streams';
+import type { Pool, PoolClient } from '../db/pool.ts';
+import type { SearchDocument } from '../search/port.ts';
+import { SEARCH_COLUMNS } from '../search/search-row.ts';
+import type { Snapshot} from './snapshot.ts';
+import { LISTING_ORDER_SQL, SNAPSHOT_FORMAT, SnapshotBuilder, type SnapshotRow } from './snapshot.ts';
+
+/**
+ * Where snapshots live. The leading projector writes each one into PostgreSQL
+ * (projection.snapshots, in parts of PART_BYTES), so an API process started on any host
+ * finds it; each process also keeps the last one it read in a local file, so a restart on the
+ * same host reads its disk instead of the database. A snapshot is immutable and named by a
+ * random id: a local file is used only when the database still lists that id as its latest.
+ */
+export interface SnapshotInfo {
+  id: string;
+  version: number;
+  size: number;
+  listings: number;
+  search: boolean;
+}
+
+/** Parts stay far below PostgreSQL's 1 GB limit on one value, and bound the memory of one row. */
+const PART_BYTES = 32 * 1024 * 1024;
+
+type Queryable = Pick<Pool, 'query'> | PoolClient;
+
+/** The newest complete snapshot of this format (with a search index or without), if any. */
+export async function latestSnapshot(db: Queryable, search: boolean): Promise<SnapshotInfo | undefined> {
+  const { rows } = await db.query<{ id: string; version: number; size: number; listings: number }>(
+    `SELECT id, version, size, listings FROM projection.snapshots
+      WHERE complete AND format = $1 AND search = $2 ORDER BY version DESC LIMIT 1`,
+    [SNAPSHOT_FORMAT, search],
+  );
+  const row = rows[0];
+  return row && { id: row.id, version: Number(row.version), size: Number(row.size), listings: Number(row.listings), search };
+}
+
+/** A buffer whose start is 8-byte aligned, as snapshot views need. */
+function alignedBuffer(size: number): Buffer {
+  return Buffer.allocUnsafeSlow(size);
+}
+
+/**
+ * Reads a snapshot's bytes with COPY in binary format: the parts arrive as raw bytes (a plain
+ * query would send bytea as hex text, twice the bytes, decoded again here).
+ */
+export async function readSnapshotBytes(client: PoolClient, info: SnapshotInfo): Promise<Buffer> {
+  if (!/^[0-9a-f-]{36}$/.test(info.id)) throw new Error(`invalid snapshot id ${info.id}`);
+  const out = alignedBuffer(info.size);
+  const stream = client.query(copyTo(`COPY (SELECT bytes FROM projection.snapshot_parts WHERE snapshot = '${info.id}' ORDER BY part) TO STDOUT (FORMAT binary)`));
+  // COPY binary: 11-byte signature, flags (4), extension length (4) + extension; then per row a
+  // field count (int16), the value's length (int32) and its bytes; -1 as field count ends it.
+  let pending = Buffer.alloc(0);
+  let state: 'header' | 'row' | 'value' | 'done' = 'header';
+  let valueLeft = 0;
+  let written = 0;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    let buf = pending.length ? Buffer.concat([pending, chunk]) : chunk;
+    let at = 0;
+    for (;;) {
+      if (state === 'value') {
+        const n = Math.min(valueLeft, buf.length - at);
+        if (written + n > out.length) throw new Error('snapshot parts are longer than the snapshot');
+        buf.copy(out, written, at, at + n);
+        written += n;
+        valueLeft -= n;
+        at += n;
+        if (valueLeft > 0) break;
+        state = 'row';
+        continue;
+      }
+      if (state === 'header') {
+        if (buf.length - at < 19) break;
+        const extension = buf.readUInt32BE(at + 15);
+        if (buf.length - at < 19 + extension) break;
+        at += 19 + extension;
+        state = 'row';
+        continue;
+      }
+      if (state === 'row') {
+        if (buf.length - at < 2) break;
+        const fields = buf.readInt16BE(at);
+        if (fields === -1) {
+          state = 'done';
+          at += 2;
+          break;
+        }
+        if (buf.length - at < 6) break;
+        valueLeft = buf.readInt32BE(at + 2);
+        at += 6;
+        state = 'value';
+        continue;
+      }
+      break;
+    }
+    pending = at < buf.length ? Buffer.from(buf.subarray(at)) : Buffer.alloc(0);
+    buf = pending;
+  }
+  if (written !== info.size) throw new Error(`snapshot ${info.id}: read ${written} bytes of ${info.size}`);
+  return out;
+}
+
+/**
+ * Writes a snapshot: parts first, each in a short transaction of its own (a long transaction
+ * would hold the projector's outbox horizon back), then one short transaction that marks it
+ * complete and drops the snapshots it replaces.
+ */
+export async function writeSnapshot(pool: Pool, snapshot: Snapshot, bytes: Buffer = snapshot.encode()): Promise<SnapshotInfo> {
+  const info: SnapshotInfo = { id: randomUUID(), version: snapshot.version, size: bytes.length, listings: snapshot.count, search: snapshot.search !== undefined };
+  // Snapshots a crashed writer left incomplete.
+  await pool.query(`DELETE FROM projection.snapshots WHERE NOT complete AND created_at < now() - interval '1 hour'`);
+  await pool.query('INSERT INTO projection.snapshots (id, version, format, size, listings, search) VALUES ($1, $2, $3, $4, $5, $6)', [
+    info.id,
+    info.version,
+    SNAPSHOT_FORMAT,
+    info.size,
+    info.listings,
+    info.search,
+  ]);
+  try {
+    for (let part = 0, at = 0; at < bytes.length || part === 0; part++, at += PART_BYTES) {
+      await pool.query('INSERT INTO projection.snapshot_parts (snapshot, part, bytes) VALUES ($1, $2, $3)', [info.id, part, bytes.subarray(at, at + PART_BYTES)]);
+    }
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('UPDATE projection.snapshots SET complete = true WHERE id = $1', [info.id]);
+      await client.query('DELETE FROM projection.snapshots WHERE complete AND search = $1 AND id <> $2', [info.search, info.id]);
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  } catch (err) {
+    await pool.query('DELETE FROM projection.snapshots WHERE id = $1', [info.id]).catch(() => undefined);
+    throw err;
+  }
+  return info;
+}
+
+export const SNAPSHOT_COLUMNS = `slug, doc, website_followed, ${SEARCH_COLUMNS}`;
+/** Rows per read while building: between two, the event loop runs (requests are answered). */
+const BUILD_BATCH = 500;
+
+/**
+ * Builds a snapshot from projection.products as `client`'s transaction sees it (call inside a
+ * REPEATABLE READ transaction, at `version`). Ids are sorted in listing order by the database
+ * (a sort of keys only), then the rows are read by batches of ids in that order. Between
+ * batches the event loop runs, so a process that builds while it serves keeps answering.
+ */
+export async function buildSnapshotFromRows(
+  client: PoolClient,
+  version: number,
+  searchFields: readonly (keyof SearchDocument)[] | undefined,
+): Promise<Snapshot> {
+  const { rows: order } = await client.query<[string]>({ text: `SELECT id FROM projection.products ORDER BY ${LISTING_ORDER_SQL}`, rowMode: 'array' });
+  const builder = new SnapshotBuilder(searchFields);
+  for (let at = 0; at < order.length; at += BUILD_BATCH) {
+    const ids = order.slice(at, at + BUILD_BATCH).map((r) => r[0]);
+    const { rows } = await client.query<SnapshotRow>(`SELECT ${SNAPSHOT_COLUMNS} FROM projection.products WHERE id = ANY($1::uuid[])`, [ids]);
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    for (const id of ids) {
+      const row = byId.get(id);
+      if (!row) throw new Error(`product ${id} vanished from the snapshot's transaction`);
+      builder.add(row);
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return builder.finish(version);
+}
+
+/** Builds a snapshot of the projection as it is now, in a read-only transaction of its own. */
+export async function buildCurrentSnapshot(pool: Pool, searchFields: readonly (keyof SearchDocument)[] | undefined): Promise<Snapshot> {
+  const client = await pool.connect();
+  try {
+    // Read-only: no transaction id, so the build never holds the outbox horizon back.
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    const { rows } = await client.query<{ version: number }>('SELECT version FROM projection.state');
+    const snapshot = await buildSnapshotFromRows(client, rows[0]?.version ?? 0, searchFields);
+    await client.query('COMMIT');
+    return snapshot;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+/**
+ * The local copy of the last snapshot read: `<dir>/<snapshot id>.snapshot`. Files of other
+ * snapshots are removed once a newer one is written, and any file unused for a day.
+ */
+export class LocalSnapshotCache {
+  constructor(private readonly dir: string) {}
+
+  private file(info: SnapshotInfo): string {
+    return path.join(this.dir, `${info.id}.snapshot`);
+  }
+
+  /** The snapshot's bytes when this host has them. */
+  read(info: SnapshotInfo): Buffer | undefined {
+    let fd: number;
+    try {
+      fd = openSync(this.file(info), 'r');
+    } catch {
+      return undefined;
+    }
+    try {
+      if (fstatSync(fd).size !== info.size) return undefined;
+      const out = alignedBuffer(info.size);
+      let at = 0;
+      while (at < info.size) {
+        const n = readSync(fd, out, at, Math.min(info.size - at, 1 << 30), at);
+        if (n === 0) return undefined;
+        at += n;
+      }
+      return out;
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** Keeps a copy (written aside, then renamed into place), and removes older ones. */
+  async write(info: SnapshotInfo, bytes: Buffer): Promise<void> {
+    await mkdir(this.dir, { recursive: true });
+    const file = this.file(info);
+    const temporary = `${file}.${process.pid}.tmp`;
+    await writeFile(temporary, bytes);
+    await rename(temporary, file);
+    const dayAgo = Date.now() - 86_400_000;
+    for (const name of await readdir(this.dir)) {
+      const full = path.join(this.dir, name);
+      if (full === file) continue;
+      try {
+        // Another process's copy may still be read for a moment: only snapshots older than a
+        // minute go (a process reading one has its file open), and anything unused for a day.
+        const s = await stat(full);
+        if (s.mtimeMs < dayAgo || (name.endsWith('.snapshot') && s.mtimeMs < Date.now() - 60_000)) await rm(full, { force: true });
+      } catch {
+        // gone already
+      }
+    }
+  }
+}
