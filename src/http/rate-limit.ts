@@ -59,7 +59,9 @@ export async function connectRedis(url: string, onError: (err: unknown) => void)
     maxRetriesPerRequest: 1,
     connectTimeout: 2000,
     commandTimeout: 500,
-    retryStrategy: (times) => Math.min(times * 200, 5000),
+    // Reconnect at least every second however long it was away: shared budgets resume within
+    // about a second of Redis coming back (a refused connection costs nothing to retry).
+    retryStrategy: (times) => Math.min(times * 100, REDIS_RETRY_MAX_MS),
     lazyConnect: false,
   });
   redis.on('error', onError);
