@@ -84,7 +84,7 @@ export interface AuthorizationServer {
 }
 
 export async function createAuthorizationServer(opts: AuthorizationServerOptions): Promise<AuthorizationServer> {
-  const { Provider, errors, interactionPolicy } = await loadOidcProvider();
+  const { Provider, errors, interactionPolicy } = await loadOidcProvider(opts.log);
   const secureCookies = opts.issuer.startsWith('https:');
   const cookieOptions = { signed: true, httpOnly: true, sameSite: 'lax' as const, secure: secureCookies, path: '/' };
 
