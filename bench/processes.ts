@@ -145,7 +145,7 @@ export function stopChildrenOnSignals(): void {
   handlersInstalled = true;
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.once(signal, () => {
-      process.stderr.write(`\n${signal}: stopping the child processes…\n`);
+      process.stderr.write(`\n${signal}: stopping the benchmark's processes…\n`);
       // A second Ctrl-C while stopping kills the groups at once.
       process.once(signal, () => {
         for (const c of live) killGroup(c.pid, 'SIGKILL');

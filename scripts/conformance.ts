@@ -18,7 +18,7 @@
  *   ping`, `-- --verbose`. Each scenario's checks are saved under
  *   test-artifacts/conformance/node-MAJOR/.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -27,7 +27,7 @@ import path from 'node:path';
 import { realpathSync } from 'node:fs';
 import pg from 'pg';
 import { startCatalog, type CatalogProcess } from '../bench/catalog-process.ts';
-import { REPO_ROOT, stopAll, stopChildrenOnSignals } from '../bench/processes.ts';
+import { REPO_ROOT, stopAll } from '../bench/processes.ts';
 import { freePort } from '../src/db/embedded.ts';
 
 const MIN_MAJOR = 22;
@@ -66,12 +66,33 @@ function chooseNode(): string {
   return execFileSync('bash', [script, REGISTRY_MAJOR], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
 }
 
+/** The command running in the foreground, and whether Ctrl-C (or a SIGTERM) came. */
+let foreground: ChildProcess | undefined;
+let interrupted = false;
+
+/**
+ * Ctrl-C or SIGTERM: the command in the foreground is stopped, and the run ends through its
+ * cleanup (the service stopped, its database dropped, its folder removed).
+ */
+function stopOnSignals(): void {
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.on(signal, () => {
+      interrupted = true;
+      foreground?.kill(signal);
+    });
+  }
+}
+
 /** Runs a command with this terminal, resolving with its exit code. */
 function run(command: string, argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, argv, { cwd: REPO_ROOT, env, stdio: 'inherit' });
+    foreground = child;
     child.on('error', reject);
-    child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
+    child.on('exit', (code, signal) => {
+      foreground = undefined;
+      resolve(code ?? (signal ? 130 : 1));
+    });
   });
 }
 
@@ -96,6 +117,7 @@ async function createDatabase(): Promise<{ url: string; drop(): Promise<void> } 
 }
 
 async function main(): Promise<number> {
+  stopOnSignals();
   const node = chooseNode();
   if (node !== realpathSync(process.execPath)) {
     // Again on the chosen Node.js, first on PATH for anything that asks for `node`.
@@ -112,7 +134,6 @@ async function main(): Promise<number> {
   for (const name of ['DATABASE_URL', 'REDIS_URL', 'MEILI_URL', 'MEILI_KEY', 'PUBLIC_URL', 'SITE_URL', 'SMTP_URL', 'STRIPE_SECRET_KEY']) {
     delete process.env[name];
   }
-  stopChildrenOnSignals();
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'catalog-conformance-'));
   let database: Awaited<ReturnType<typeof createDatabase>> | undefined;
   let service: CatalogProcess | undefined;
@@ -128,6 +149,7 @@ async function main(): Promise<number> {
       // endpoint accepts, then names the port the service really listens on.
       env: { PORT: String(await freePort()), ...(database && { DATABASE_URL: database.url }) },
     });
+    if (interrupted) return 130;
     const url = `${service.url}/api/mcp`;
     const given = new Set(args);
     const suiteArgs = given.has('--scenario') || given.has('--suite') ? [] : ['--suite', 'all'];
