@@ -127,7 +127,7 @@ export function createAuthorizationServer(opts: AuthorizationServerOptions): Aut
 }
 
 async function buildAuthorizationServer(opts: AuthorizationServerOptions): Promise<{ provider: ProviderType; handle: AuthorizationServer['handle'] }> {
-  const { Provider, errors, interactionPolicy } = await loadOidcProvider();
+  const { Provider, errors, interactionPolicy } = await loadOidcProvider(opts.log);
   const secureCookies = opts.issuer.startsWith('https:');
   const cookieOptions = { signed: true, httpOnly: true, sameSite: 'lax' as const, secure: secureCookies, path: '/' };
 

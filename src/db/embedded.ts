@@ -18,7 +18,7 @@ export interface EmbeddedDatabase {
   stop(): Promise<void>;
 }
 
-async function freePort(preferred = 0): Promise<number> {
+export async function freePort(preferred = 0): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.unref();

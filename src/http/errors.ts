@@ -138,14 +138,20 @@ export function frameworkError(error: FastifyError, request: FastifyRequest, rep
   });
 }
 
+/** How long a refused connection keeps reading what the client still sends before it is cut. */
+const LINGER_MS = 5_000;
+
 /**
  * Requests Node's HTTP parser refuses before Fastify sees them (an unknown method, a raw space
  * or control byte in the path, headers or URL over the size limit, a timeout) still get the
  * public error object, with CORS so a browser script can read it. The connection then closes,
- * as Node does for these.
+ * as Node does for these, but gracefully: the answer goes out with the end of the stream, and
+ * what the client is still sending (the rest of a 100 kB URL) is read and dropped until it
+ * closes its side, or LINGER_MS at most. Closing at once with unread bytes resets the
+ * connection, and the reset can reach the client before it has read the answer.
  */
 export function clientError(err: NodeJS.ErrnoException, socket: Socket): void {
-  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  if (err.code === 'ECONNRESET' || socket.destroyed || socket.writableEnded) return;
   let status = 400;
   let body: ErrorBody = { code: ErrorCode.BAD_REQUEST, message: 'The request is malformed: it is not valid HTTP/1.1.' };
   if (err.code === 'HPE_HEADER_OVERFLOW') {
@@ -156,11 +162,17 @@ export function clientError(err: NodeJS.ErrnoException, socket: Socket): void {
     body = { code: ErrorCode.BAD_REQUEST, message: 'The request took too long to arrive.' };
   }
   const text = JSON.stringify(body);
-  if (socket.writable) {
-    socket.write(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\n` +
-        `Cache-Control: no-store\r\nAccess-Control-Allow-Origin: *\r\nConnection: close\r\n\r\n${text}`,
-    );
+  if (!socket.writable) {
+    socket.destroy(err);
+    return;
   }
-  socket.destroy(err);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\n` +
+      `Cache-Control: no-store\r\nAccess-Control-Allow-Origin: *\r\nConnection: close\r\n\r\n${text}`,
+  );
+  const cut = setTimeout(() => socket.destroy(), LINGER_MS);
+  socket.once('close', () => clearTimeout(cut));
+  socket.once('end', () => socket.destroy());
+  socket.on('error', () => socket.destroy());
+  socket.resume();
 }
