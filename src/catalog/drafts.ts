@@ -128,7 +128,7 @@ export async function spendClaim(client: PoolClient, draftId: string, makerId: s
 }
 
 /** Whether a draft's claim link was used already (or the draft is gone). */
-export async function claimSpent(client: PoolClient, draftId: string): Promise<boolean> {
+export async function claimSpent(client: Pool | PoolClient, draftId: string): Promise<boolean> {
   const { rows } = await client.query<{ spent: boolean }>('SELECT claimed_at IS NOT NULL AS spent FROM catalog.drafts WHERE id = $1', [draftId]);
   return rows[0]?.spent ?? true;
 }

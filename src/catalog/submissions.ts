@@ -74,6 +74,8 @@ function draftFields(submission: Submission): DraftFields {
   return fields;
 }
 
+const CLAIM_SPENT = 'This claim link has already been used or has expired.';
+
 /**
  * The site is already another listing's (listed), or already one of this maker's (submitted).
  * Asked before the site is read, and again inside the transaction that creates the listing,
@@ -129,7 +131,12 @@ export async function submitFromForm(deps: SubmissionDeps, makerId: string, subm
   await assertAcceptable(deps, submission);
   const websiteKey = websiteIdentity(submission.website);
   const duplicate = await duplicateOf(deps.pool, deps.urls, makerId, websiteKey);
-  if (duplicate) return duplicate;
+  if (duplicate) {
+    // A claim link submitted twice at once: the second finds the listing the first one made,
+    // and is told the link is spent rather than that the site is submitted already.
+    if (draftId !== undefined && (await claimSpent(deps.pool, draftId))) throw conflict(CLAIM_SPENT);
+    return duplicate;
+  }
   const inspected = await inspectListingSite(deps.fetcher, submission.website);
   return createListing(deps, makerId, submission, websiteKey, inspected, now, draftId);
 }
@@ -157,7 +164,7 @@ async function createListing(
     const duplicate = await duplicateOf(client, deps.urls, makerId, websiteKey);
     if (duplicate) {
       // A claim link's second submit finds the first one's listing: the link is what it spent.
-      if (draftId !== undefined && (await claimSpent(client, draftId))) throw conflict('This claim link has already been used or has expired.');
+      if (draftId !== undefined && (await claimSpent(client, draftId))) throw conflict(CLAIM_SPENT);
       return { duplicate };
     }
     const slug = await freeSlug(client, slugFromName(name, slugFromName(host, 'listing')));
@@ -193,7 +200,7 @@ async function createListing(
       ],
     );
     if (draftId !== undefined && !(await spendClaim(client, draftId, makerId, rows[0]!.id, now))) {
-      throw conflict('This claim link has already been used or has expired.');
+      throw conflict(CLAIM_SPENT);
     }
     return { slug };
   });
