@@ -25,6 +25,7 @@ import { buildApp } from './http/app.ts';
 import { createMetrics } from './http/metrics.ts';
 import type { Readiness } from './http/operations.ts';
 import { createRateLimits, type RateLimits } from './http/rate-limit.ts';
+import { createChangeFeed, type ChangeFeed } from './read/change-feed.ts';
 import { createProjectionMirror, type ProjectionMirror } from './read/projection-mirror.ts';
 import { createReadService, type ReadService } from './read/read-service.ts';
 import { createSearchIndex } from './search/index.ts';
@@ -43,6 +44,8 @@ export interface RunningService {
   readonly connectionString: string;
   readonly read: ReadService;
   readonly mirror: ProjectionMirror;
+  /** The bulk export and the change feed. */
+  readonly feed: ChangeFeed;
   readonly projector: Projector | undefined;
   readonly accounts: Accounts;
   readonly maker: MakerCatalog;
@@ -108,6 +111,7 @@ export async function startService(config: Config, opts: StartOptions): Promise<
         ...(external && { searchIndex }),
         batchSize: config.projector.batchSize,
         pollMs: config.projector.pollMs,
+        changesRetentionHours: config.changesRetentionHours,
         log: logger.child({ component: 'projector' }),
       });
       await projector.start();
@@ -126,10 +130,13 @@ export async function startService(config: Config, opts: StartOptions): Promise<
     cleanups.push(() => mirror.stop());
 
     const read = createReadService({ mirror, index: searchIndex, cacheMaxEntries: config.cache.maxEntries });
+    const feed = createChangeFeed({ pool, mirror, retentionHours: config.changesRetentionHours, log: logger.child({ component: 'change-feed' }) });
     const rateLimits: RateLimits = createRateLimits({
       searchPerMinute: config.rateLimits.searchPerMinute,
       otherPerMinute: config.rateLimits.otherPerMinute,
       pagesPerMinute: config.rateLimits.pagesPerMinute,
+      exportPerMinute: config.rateLimits.exportPerMinute,
+      changesPerMinute: config.rateLimits.changesPerMinute,
       redisUrl: config.redisUrl,
       onRedisError: (err) => logger.warn({ err }, 'Redis unreachable; request budgets and sign-in limits count in memory'),
     });
@@ -215,14 +222,14 @@ export async function startService(config: Config, opts: StartOptions): Promise<
     const filled = await fillWebsiteKeys(pool);
     if (filled > 0) logger.info({ listings: filled }, 'recorded the website identity of existing listings');
 
-    const app = await buildApp({ config, read, rateLimits, metrics, readiness, pool, accounts, maker, payments, logger: logger.child({ component: 'http' }) });
+    const app = await buildApp({ config, read, feed, rateLimits, metrics, readiness, pool, accounts, maker, payments, logger: logger.child({ component: 'http' }) });
     cleanups.push(() => app.close());
 
     let url = config.publicUrl;
     if (opts.listen !== false) {
       url = await app.listen({ host: config.host, port: config.port });
     }
-    return { app, url, config, pool, connectionString: database.connectionString, read, mirror, projector, accounts, maker, payments, badgeRechecks, logger, close };
+    return { app, url, config, pool, connectionString: database.connectionString, read, mirror, feed, projector, accounts, maker, payments, badgeRechecks, logger, close };
   } catch (err) {
     await close();
     throw err;

@@ -31,7 +31,7 @@ export interface MetricsSources {
   lag: () => Promise<ProjectionLag>;
 }
 
-const BUCKETS: readonly Bucket[] = ['search', 'other', 'pages'];
+const BUCKETS: readonly Bucket[] = ['search', 'other', 'pages', 'export', 'changes'];
 
 export function createMetrics(sources: MetricsSources): Metrics {
   const { read, rateLimits, mirror, lag } = sources;

@@ -3,6 +3,7 @@ import { createCoalescedRunner } from '../util/coalesced-runner.ts';
 import type { Pool, PoolClient } from '../db/pool.ts';
 import type { SearchDocument, SearchIndex } from '../search/port.ts';
 import { SEARCH_COLUMNS, searchDocumentOf, type SearchRow } from '../search/search-row.ts';
+import type { ChangeLogPosition } from './feed-cursor.ts';
 
 /**
  * This process's copy of the projection: every live product's stored JSON, indexed by id and
@@ -19,15 +20,42 @@ export interface MirroredProduct {
   readonly doc: string;
   /** Whether the listing page links the maker's site as a followed link (premium, or a verified badge). */
   readonly websiteFollowed: boolean;
+  /** listed_at in ms since the epoch; -Infinity when never listed (the export's order). */
+  readonly listedAt: number;
   /** Strong ETag of doc, computed on first use. */
   etag?: string;
   /** The product's answer, made on first use: one object per version of the product. */
   answer?: { readonly body: string; readonly etag: string };
 }
 
+/**
+ * The live catalog at one position of the change log: what GET /api/v1/export streams. Whatever
+ * the mirror's storage, the snapshot must not move while it is read (a change applied to the
+ * mirror meanwhile is not seen), and `docs` must be exactly the products `productBySlug` answers
+ * at `head`.
+ */
+export interface CatalogSnapshot {
+  /** The change-log position the snapshot is consistent with: export + changes after it = live. */
+  readonly head: ChangeLogPosition;
+  /** Products in the snapshot. */
+  readonly size: number;
+  /**
+   * Each live product's stored JSON, byte for byte what GET /products/{slug} answers, newest
+   * first: listed_at descending, never-listed last, ties by id ascending (the search order).
+   * Strings or UTF-8 bytes, whichever the storage holds.
+   */
+  readonly docs: Iterable<string | Uint8Array>;
+}
+
 export interface ProjectionMirror {
   /** Projection version this process reflects. */
   readonly version: number;
+  /**
+   * The change-log position this process reflects, read in the same snapshot as the products:
+   * the change feed serves nothing after it (a client must never hear of a change that
+   * /products/{slug} on this process cannot show yet).
+   */
+  readonly head: ChangeLogPosition;
   /** When the mirror last confirmed it is current (ms since epoch). */
   readonly checkedAt: number;
   readonly size: number;
@@ -35,6 +63,11 @@ export interface ProjectionMirror {
   productBySlug(slug: string): MirroredProduct | undefined;
   /** The category list envelope as served: `{"categories":[...]}`. */
   readonly categoriesBody: string;
+  /**
+   * The catalog as it stands, for the bulk export: the ONLY thing the export reads from the
+   * mirror, so another storage of the mirror re-implements this one method. Cheap to call.
+   */
+  exportSnapshot(): CatalogSnapshot;
   /** Called after each applied change, with the new version. */
   onChange(listener: (version: number) => void): () => void;
   /** Applies any change the projection has that this process lacks. */
@@ -55,6 +88,29 @@ const LOAD_BATCH = 5000;
 /** Categories are listed by name as a reader expects: case and accents do not reorder them. */
 const byName = new Intl.Collator('en', { sensitivity: 'base', numeric: true });
 
+/** The search order: newest first, never-listed last, ties by id ascending. */
+function newestFirst(a: MirroredProduct, b: MirroredProduct): number {
+  if (a.listedAt !== b.listedAt) return a.listedAt > b.listedAt ? -1 : 1;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+function entryOf(row: ProductRow): MirroredProduct {
+  return {
+    id: row.id,
+    slug: row.slug,
+    doc: row.doc,
+    websiteFollowed: row.website_followed,
+    listedAt: row.listed_at === null ? Number.NEGATIVE_INFINITY : row.listed_at.getTime(),
+  };
+}
+
+interface StateRow {
+  version: number;
+  oldest_version: number;
+  change_position: number;
+  change_log: string;
+}
+
 export interface ProjectionMirrorOptions {
   pool: Pool;
   connectionString: string;
@@ -70,7 +126,13 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
   let byId = new Map<string, MirroredProduct>();
   let bySlug = new Map<string, MirroredProduct>();
   let version = -1;
+  let head: ChangeLogPosition = { log: '', position: 0 };
   let checkedAt = 0;
+  // The export's order, kept across versions: re-sorting the previous order with the products
+  // changed since appended is a merge of two runs, not a full sort.
+  let exportOrder: MirroredProduct[] | undefined;
+  let exportOrderVersion = -1;
+  let changedSinceOrder: MirroredProduct[] = [];
   let categoriesBody = '{"categories":[]}';
   const listeners = new Set<(version: number) => void>();
   let subscriber: Subscriber | undefined;
@@ -98,14 +160,14 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
   }
 
   /** Reads the whole projection at one snapshot and swaps it in. */
-  async function fullLoad(client: PoolClient, target: number): Promise<void> {
+  async function fullLoad(client: PoolClient, target: StateRow): Promise<void> {
     const nextById = new Map<string, MirroredProduct>();
     const nextBySlug = new Map<string, MirroredProduct>();
     const batches: SearchDocument[][] = [];
     for await (const rows of readAll(client)) {
       const docs: SearchDocument[] = [];
       for (const row of rows) {
-        const entry: MirroredProduct = { id: row.id, slug: row.slug, doc: row.doc, websiteFollowed: row.website_followed };
+        const entry = entryOf(row);
         nextById.set(row.id, entry);
         nextBySlug.set(row.slug, entry);
         if (embeddedIndex) docs.push(searchDocumentOf(row));
@@ -123,10 +185,13 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
     byId = nextById;
     bySlug = nextBySlug;
     categoriesBody = categories;
-    version = target;
+    exportOrder = undefined;
+    changedSinceOrder = [];
+    version = target.version;
+    head = { log: target.change_log, position: target.change_position };
   }
 
-  async function applyDelta(client: PoolClient, from: number, target: number): Promise<void> {
+  async function applyDelta(client: PoolClient, from: number, target: StateRow): Promise<void> {
     const removed = await client.query<{ id: string }>('SELECT id FROM projection.removed WHERE version > $1', [from]);
     const changed = await client.query<ProductRow>(`SELECT ${PRODUCT_COLUMNS} FROM projection.products WHERE version > $1`, [from]);
     const categories = await readCategories(client);
@@ -145,12 +210,38 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
     for (const row of changed.rows) {
       const old = byId.get(row.id);
       if (old && bySlug.get(old.slug) === old) bySlug.delete(old.slug);
-      const entry: MirroredProduct = { id: row.id, slug: row.slug, doc: row.doc, websiteFollowed: row.website_followed };
+      const entry = entryOf(row);
       byId.set(row.id, entry);
       bySlug.set(row.slug, entry);
+      if (exportOrder) changedSinceOrder.push(entry);
+    }
+    // Rather than hold many superseded products for an export that may never come, sort afresh.
+    if (changedSinceOrder.length > 1024 + byId.size / 4) {
+      exportOrder = undefined;
+      changedSinceOrder = [];
     }
     categoriesBody = categories;
-    version = target;
+    version = target.version;
+    head = { log: target.change_log, position: target.change_position };
+  }
+
+  /** The live products newest first, at the current version (see CatalogSnapshot). */
+  function currentExportOrder(): MirroredProduct[] {
+    if (exportOrder && exportOrderVersion === version) return exportOrder;
+    // What /products/{slug} answers is what the export holds.
+    const isCurrent = (e: MirroredProduct) => bySlug.get(e.slug) === e;
+    let next: MirroredProduct[];
+    if (exportOrder) {
+      next = exportOrder.filter(isCurrent);
+      for (const e of changedSinceOrder) if (isCurrent(e)) next.push(e);
+    } else {
+      next = [...bySlug.values()];
+    }
+    next.sort(newestFirst);
+    exportOrder = next;
+    exportOrderVersion = version;
+    changedSinceOrder = [];
+    return next;
   }
 
   async function sync(): Promise<void> {
@@ -159,15 +250,13 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
     try {
       // One snapshot for the version and the rows, so they agree.
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      const { rows } = await client.query<{ version: number; oldest_version: number }>(
-        'SELECT version, oldest_version FROM projection.state',
-      );
-      const state = rows[0] ?? { version: 0, oldest_version: 0 };
+      const { rows } = await client.query<StateRow>('SELECT version, oldest_version, change_position, change_log FROM projection.state');
+      const state = rows[0] ?? { version: 0, oldest_version: 0, change_position: 0, change_log: '' };
       if (state.version !== version) {
         if (version < 0 || version < state.oldest_version || state.version < version) {
-          await fullLoad(client, state.version);
+          await fullLoad(client, state);
         } else {
-          await applyDelta(client, version, state.version);
+          await applyDelta(client, version, state);
         }
         changedTo = state.version;
       }
@@ -194,6 +283,9 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
     get version() {
       return version;
     },
+    get head() {
+      return head;
+    },
     get checkedAt() {
       return checkedAt;
     },
@@ -202,6 +294,18 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
     },
     get categoriesBody() {
       return categoriesBody;
+    },
+    exportSnapshot() {
+      const order = currentExportOrder();
+      return {
+        head,
+        size: order.length,
+        docs: {
+          *[Symbol.iterator]() {
+            for (const e of order) yield e.doc;
+          },
+        },
+      };
     },
     productById: (id) => byId.get(id),
     productBySlug: (slug) => bySlug.get(slug),
