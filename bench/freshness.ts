@@ -49,12 +49,12 @@ export async function embeddedConnectionString(dataDir: string): Promise<string>
 }
 
 /** Ten letters: a word no listing has, found by search (two typos apart from any other). */
-function uniqueWord(): string {
+export function uniqueWord(): string {
   const bytes = randomBytes(10);
   return Array.from(bytes, (b) => String.fromCharCode(97 + (b % 26))).join('');
 }
 
-function distribution(values: number[], missed: number): Distribution {
+export function distribution(values: number[], missed: number): Distribution {
   const sorted = [...values].sort((a, b) => a - b);
   const at = (p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : Number.NaN);
   return { count: sorted.length, p50: at(50), p99: at(99), max: sorted.length ? sorted[sorted.length - 1]! : Number.NaN, missed };

@@ -1,3 +1,4 @@
+import type { ExportResult, ExportRun, FeedResult } from './export-feed.ts';
 import type { Footprint } from './footprint.ts';
 import type { FreshnessResult } from './freshness.ts';
 import type { LoadResult } from './load.ts';
@@ -47,6 +48,8 @@ export interface RunReport {
   catalog: { liveListings: number; dataDir: string; importedThisRun: boolean; importSeconds?: number };
   scenarios: ScenarioRow[];
   freshness?: FreshnessResult;
+  export?: ExportResult;
+  feed?: FeedResult;
   footprint: { afterLoad: Footprint; readyMs: number; atReady: Footprint };
   targets: TargetCheck[];
 }
@@ -55,6 +58,7 @@ const ms = (v: number) => (Number.isFinite(v) ? (v < 10 ? v.toFixed(2) : v.toFix
 const pct = (v: number | undefined) => (v === undefined ? '' : `${Math.round(v * 100)} %`);
 const cores = (v: number | undefined) => (v === undefined ? '-' : v.toFixed(2));
 const int = (v: number) => Math.round(v).toLocaleString('en-US');
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)] ?? Number.NaN;
 
 /** Server CPU time per answered request, in microseconds: less sensitive to other load than req/s. */
 export function serverMicrosPerRequest(row: LoadResult): number | undefined {
@@ -135,6 +139,25 @@ export function checkTargets(report: Omit<RunReport, 'targets'>): TargetCheck[] 
       met: worst <= 1000 && f.product.missed + f.search.missed === 0,
     });
   }
+  const plain = report.export?.runs.filter((r) => r.coding === 'identity') ?? [];
+  if (plain.length) {
+    const worst = Math.max(...plain.map((r) => r.lastByteMs));
+    checks.push({
+      name: `export of the whole catalog, uncompressed (${int(size)} listings)`,
+      goal: '≤ 1 s to last byte at 100,000 listings',
+      measured: `${ms(median(plain.map((r) => r.lastByteMs)))} ms median, ${ms(worst)} ms slowest of ${plain.length}`,
+      met: size >= 100_000 ? worst <= 1000 : null,
+    });
+  }
+  if (report.feed) {
+    const d = report.feed.delivery;
+    checks.push({
+      name: 'change feed delivery p99 (commit → long-polling consumer)',
+      goal: '≤ 100 ms',
+      measured: `${ms(d.p99)} ms (p50 ${ms(d.p50)} ms)${d.missed ? `, ${d.missed} never delivered` : ''}`,
+      met: d.p99 <= 100 && d.missed === 0,
+    });
+  }
   checks.push({
     name: 'RSS of the serving process after load',
     goal: '≤ 600 MB at 100,000 listings',
@@ -170,28 +193,30 @@ export function formatReport(r: RunReport): string {
     `Cache misses: ${r.settings.cacheMisses}`,
     '',
   );
-  out.push(
-    table(
-      ['scenario', 'server', 'variants', 'body B', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', 'vs baseline', 'server cores', 'server µs/req', 'other cores'],
-      r.scenarios.map((s) => [
-        s.title,
-        SERVER[s.server],
-        String(s.variants),
-        int(s.bodyBytes),
-        int(s.okPerSecond),
-        ms(s.p50),
-        ms(s.p99),
-        int(s.non2xx),
-        int(s.errors),
-        s.ratio === undefined ? '' : `${pct(s.ratio)} of ${s.baseline === 'hello' ? 'hello' : 'body'}`,
-        cores(s.cpu.server),
-        serverMicrosPerRequest(s)?.toFixed(0) ?? '-',
-        cores(s.cpu.other),
-      ]),
-      new Set([2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]),
-    ),
-    '',
-  );
+  if (r.scenarios.length > 0) {
+    out.push(
+      table(
+        ['scenario', 'server', 'variants', 'body B', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', 'vs baseline', 'server cores', 'server µs/req', 'other cores'],
+        r.scenarios.map((s) => [
+          s.title,
+          SERVER[s.server],
+          String(s.variants),
+          int(s.bodyBytes),
+          int(s.okPerSecond),
+          ms(s.p50),
+          ms(s.p99),
+          int(s.non2xx),
+          int(s.errors),
+          s.ratio === undefined ? '' : `${pct(s.ratio)} of ${s.baseline === 'hello' ? 'hello' : 'body'}`,
+          cores(s.cpu.server),
+          serverMicrosPerRequest(s)?.toFixed(0) ?? '-',
+          cores(s.cpu.other),
+        ]),
+        new Set([2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]),
+      ),
+      '',
+    );
+  }
   if (r.freshness) {
     const f = r.freshness;
     out.push(
@@ -203,6 +228,49 @@ export function formatReport(r: RunReport): string {
           ['GET /search?q=word', ms(f.search.p50), ms(f.search.p99), ms(f.search.max), String(f.search.missed)],
         ],
         new Set([1, 2, 3, 4]),
+      ),
+      '',
+    );
+  }
+  if (r.export) {
+    const e = r.export;
+    const byCoding = (coding: ExportRun['coding']) => e.runs.filter((run) => run.coding === coding);
+    const rows = (['identity', 'br', 'gzip'] as const)
+      .map((coding) => [coding, byCoding(coding)] as const)
+      .filter(([, runs]) => runs.length > 0)
+      .map(([coding, runs]) => {
+        const last = runs.map((run) => run.lastByteMs);
+        return [
+          coding === 'identity' ? 'uncompressed' : coding,
+          String(runs.length),
+          `${(runs[0]!.bytes / 1e6).toFixed(1)}`,
+          ms(runs[0]!.lastByteMs),
+          ms(median(last)),
+          ms(Math.max(...last)),
+          ms(median(runs.map((run) => run.firstByteMs))),
+          ms(median(runs.map((run) => run.serverCpuMs))),
+          `${((runs[0]!.bytes / 1e6) / (median(last) / 1000)).toFixed(0)}`,
+          cores(Math.max(...runs.map((run) => run.otherCores))),
+        ];
+      });
+    out.push(
+      `Export: GET /api/v1/export read whole by one client, one request at a time (the first uncompressed one also orders the catalog at its version); serve RSS ${int(e.footprint.before.rssMB)} MB before, ${int(e.footprint.after.rssMB)} MB after (peak ${int(e.footprint.after.peakRssMB)} MB):`,
+      table(
+        ['coding', 'runs', 'MB on the wire', 'first run ms', 'last byte p50 ms', 'slowest ms', 'first byte p50 ms', 'server CPU p50 ms', 'MB/s', 'other cores (max)'],
+        rows,
+        new Set([1, 2, 3, 4, 5, 6, 7, 8, 9]),
+      ),
+      '',
+    );
+  }
+  if (r.feed) {
+    const f = r.feed;
+    out.push(
+      `Change feed: ${f.updates} listing updates at ${f.updatesPerSecond.toFixed(1)}/s through the write model, followed by one consumer long-polling /changes (wait=30, asking again at once; ${f.answers} answers):`,
+      table(
+        ['delivered', 'p50 ms', 'p99 ms', 'max ms', 'never delivered', 'other cores'],
+        [['commit → consumer holds the change', ms(f.delivery.p50), ms(f.delivery.p99), ms(f.delivery.max), String(f.delivery.missed), cores(f.otherCores)]],
+        new Set([1, 2, 3, 4, 5]),
       ),
       '',
     );
