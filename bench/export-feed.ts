@@ -1,7 +1,6 @@
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
-import pg from 'pg';
-import { distribution, embeddedConnectionString, uniqueWord, type Distribution } from './freshness.ts';
+import { distribution, punchlineWriter, type Distribution } from './freshness.ts';
 import { footprintOf, type Footprint } from './footprint.ts';
 import { machineBusyTicks, processTicks, TICKS } from './proc-stat.ts';
 
@@ -134,13 +133,9 @@ interface ChangePage {
 
 export async function measureFeed(opts: FeedOptions): Promise<FeedResult> {
   const api = `${opts.baseUrl}/api/v1`;
-  const client = new pg.Client({ connectionString: await embeddedConnectionString(opts.dataDir), application_name: 'catalog bench feed' });
-  await client.connect();
   const total = Math.round(opts.updatesPerSecond * opts.seconds);
   const slugs = opts.slugs.slice(0, total);
-  const original = new Map<string, string>();
-  const { rows } = await client.query<{ slug: string; punchline: string }>('SELECT slug, punchline FROM catalog.listings WHERE slug = ANY($1)', [slugs]);
-  for (const r of rows) original.set(r.slug, r.punchline);
+  const writer = await punchlineWriter(opts.dataDir, slugs, 'catalog bench feed');
 
   /** `slug word` → commit time, and delivery time once the consumer has it. */
   const committed = new Map<string, number>();
@@ -181,8 +176,7 @@ export async function measureFeed(opts: FeedOptions): Promise<FeedResult> {
       const wait = start + (i * 1000) / opts.updatesPerSecond - performance.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       const slug = slugs[i % slugs.length]!;
-      const word = uniqueWord();
-      await client.query('UPDATE catalog.listings SET punchline = $1 WHERE slug = $2', [`${original.get(slug) ?? ''} ${word}`.trim(), slug]);
+      const { word } = await writer.update(slug);
       committed.set(`${slug} ${word}`, performance.now());
     }
     const elapsed = (performance.now() - start) / 1000;
@@ -205,16 +199,9 @@ export async function measureFeed(opts: FeedOptions): Promise<FeedResult> {
     };
   } finally {
     following = false;
-    // The consumer's last long poll ends with the next change: put the punchlines back (one
-    // transaction, so the cached catalog stays as imported), which is one.
-    await client
-      .query('UPDATE catalog.listings l SET punchline = o.punchline FROM unnest($1::text[], $2::text[]) AS o(slug, punchline) WHERE l.slug = o.slug', [
-        [...original.keys()],
-        [...original.values()],
-      ])
-      .catch(() => undefined);
+    // The consumer's last long poll ends with the next change: putting the punchlines back is one.
+    await writer.close();
     await consumer.catch(() => undefined);
     agent.destroy();
-    await client.end();
   }
 }
