@@ -283,9 +283,20 @@ for (const form of document.querySelectorAll('form.try')) {
     out.textContent = 'GET ' + url + ' ...';
     try {
       const res = await fetch(url, { headers: { accept: 'application/json' } });
-      const text = await res.text();
+      // The export is the whole catalog: show its beginning, not hundreds of megabytes.
+      const reader = res.body.getReader();
+      const decoder = new TextDecoder();
+      let text = '';
+      let cut = false;
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        text += decoder.decode(value, { stream: true });
+        if (text.length > 200000) { cut = true; reader.cancel(); break; }
+      }
       let body = text;
       try { body = JSON.stringify(JSON.parse(text), null, 2); } catch {}
+      if (cut) body = text.slice(0, 200000) + '\\n… (the rest is not shown)';
       const headers = [...res.headers].map(([k, v]) => k + ': ' + v).join('\\n');
       out.textContent = 'GET ' + url + '\\n' + res.status + ' ' + res.statusText + '\\n' + headers + '\\n\\n' + body;
     } catch (err) {
