@@ -147,6 +147,23 @@ describe('GET /api/v1/export', () => {
     expect(res.headers['content-type']).toBe('application/x-ndjson');
   });
 
+  test('GET only: other methods on the export and the feed are 405', async () => {
+    for (const url of ['/api/v1/export', '/api/v1/changes']) {
+      const res = await app.inject({ method: 'POST', url, remoteAddress: uniqueIp() });
+      expect(res.statusCode, url).toBe(405);
+      expect(res.headers.allow).toBe('GET, HEAD, OPTIONS');
+      expect(res.json()).toMatchObject({ code: 'METHOD_NOT_ALLOWED' });
+    }
+    const preflight = await app.inject({
+      method: 'OPTIONS',
+      url: '/api/v1/changes',
+      headers: { origin: 'https://app.example', 'access-control-request-method': 'GET' },
+      remoteAddress: uniqueIp(),
+    });
+    expect(preflight.statusCode).toBe(204);
+    expect(preflight.headers['x-ratelimit-limit']).toBeUndefined();
+  });
+
   test('takes no parameters: any one given is a 400 naming it', async () => {
     const res = await get('/api/v1/export?since=abc&format=csv');
     expect(res.statusCode).toBe(400);
