@@ -78,5 +78,4 @@ export function registerFeedRoutes(api: FastifyInstance, deps: { feed: ChangeFee
       reply.raw.off('close', onClose);
     }
   });
-
 }

@@ -90,6 +90,14 @@ export function createMetrics(sources: MetricsSources): Metrics {
     },
   });
   new Gauge({
+    name: 'catalog_change_feed_position',
+    help: 'Change-log position this process serves: the export names it, the change feed stops at it.',
+    registers: [registry],
+    collect() {
+      this.set(mirror.head.position);
+    },
+  });
+  new Gauge({
     name: 'catalog_live_listings',
     help: 'Live listings in this process copy of the projection.',
     registers: [registry],

@@ -42,7 +42,6 @@ export const CHANGES_MAX_BODY_BYTES = 8 * 1024 * 1024;
 
 interface ChangeRow {
   change_log: string;
-  head: number;
   pruned: number;
   position: number | null;
   op: 'upsert' | 'delete' | null;
@@ -73,13 +72,13 @@ export function createChangeFeed(opts: ChangeFeedOptions): ChangeFeed {
   }
 
   /**
-   * One statement, so one snapshot: the log's state (head, what is pruned) and the changes
+   * One statement, so one snapshot: what the log has pruned and the changes
    * after `after` up to `upTo` agree. The running byte count keeps an answer to a size a
    * client can hold; at least the first change always comes.
    */
   async function readChanges(after: number, upTo: number, limit: number): Promise<ChangeRow[]> {
     const { rows } = await pool.query<ChangeRow>(
-      `SELECT s.change_log, s.change_position AS head, s.changes_pruned_through AS pruned, c.position, c.op, c.slug, c.doc
+      `SELECT s.change_log, s.changes_pruned_through AS pruned, c.position, c.op, c.slug, c.doc
          FROM projection.state s
          LEFT JOIN LATERAL (
            SELECT w.position, w.op, w.slug, w.doc FROM (
@@ -121,11 +120,13 @@ export function createChangeFeed(opts: ChangeFeedOptions): ChangeFeed {
     return { body: `${body}],"cursor":"${cursor}"}`, count: last - since, cursor };
   }
 
+  /**
+   * A cursor past this process's position comes from a process further ahead (fine: wait for
+   * this one), or from a history this database no longer has (restored from a backup).
+   */
   async function checkAhead(since: ChangeLogPosition): Promise<void> {
-    // A cursor past this process's position: from a process further ahead (fine: wait for this
-    // one), or from a history this database no longer has (restored from a backup).
-    const [row] = await readChanges(since.position, since.position, 1);
-    if (row && since.position > row.head) {
+    const { rows } = await pool.query<{ head: number }>('SELECT change_position AS head FROM projection.state');
+    if (since.position > (rows[0]?.head ?? 0)) {
       throw cursorExpired('This cursor is ahead of the change feed: the catalog database was restored to an earlier state since it was given.');
     }
   }
@@ -152,7 +153,10 @@ export function createChangeFeed(opts: ChangeFeedOptions): ChangeFeed {
         if (since.position > head.position && !checkedAhead) {
           await checkAhead(since);
           checkedAhead = true;
+          // The mirror may have moved meanwhile: look again before waiting for its next change.
+          continue;
         }
+        // From reading the head to waiting for its next change nothing yields, so no change slips between.
         const remaining = deadline - Date.now();
         if (remaining <= 0 || signal?.aborted) return answer(head.log, [], since.position);
         await nextChange(remaining, signal);
