@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importCatalog } from '../../src/catalog/import-catalog.ts';
-import { CatalogCopy, positionOf } from '../helpers/change-feed.ts';
+import { CatalogCopy, newestFirst, positionOf } from '../helpers/change-feed.ts';
 import { randomCatalogWrites } from '../helpers/catalog-writes.ts';
 import { FIXTURE_CATEGORIES } from '../helpers/fixtures.ts';
 import { startTestStack, type TestStack } from '../helpers/stack.ts';
@@ -68,6 +68,8 @@ describe('export, then the feed, while 1,000 writes run', () => {
     await hundredMade;
     await copy.export();
     const exportedAt = positionOf(copy.cursor);
+    const firstExport = new Map(copy.products);
+    const firstOrder = copy.order;
     let polls = 0;
     while (writing) {
       await copy.poll({ wait: 2, limit: 200 });
@@ -101,5 +103,8 @@ describe('export, then the feed, while 1,000 writes run', () => {
     await fresh.export();
     expect(fresh.cursor).toBe(copy.cursor);
     expect(fresh.products).toEqual(copy.products);
+    // In the search order, kept up through every change since the first export ordered it.
+    expect(fresh.order).toEqual(newestFirst(fresh.products.values()));
+    expect(firstOrder).toEqual(newestFirst(firstExport.values()));
   }, 180_000);
 });

@@ -57,6 +57,8 @@ export interface ChangePageBody {
 export class CatalogCopy {
   readonly products = new Map<string, string>();
   cursor = '';
+  /** Slugs in the order of the last export. */
+  order: string[] = [];
   /** Cursors of every change applied, in order. */
   readonly applied: string[] = [];
 
@@ -70,11 +72,13 @@ export class CatalogCopy {
     if (res.status !== 200) throw new Error(`export answered ${res.status}: ${await res.text()}`);
     const body = await res.text();
     this.products.clear();
+    this.order = [];
     for (const line of body.split('\n')) {
       if (line === '') continue;
       const slug = (JSON.parse(line) as { slug: string }).slug;
       if (this.products.has(slug)) throw new Error(`the export holds ${slug} twice`);
       this.products.set(slug, line);
+      this.order.push(slug);
     }
     if (!body.endsWith('\n') && body !== '') throw new Error('the export does not end with a newline');
     this.cursor = res.headers.get('catalog-cursor') ?? '';
@@ -106,4 +110,12 @@ export class CatalogCopy {
 /** Position part of a cursor (the tests know the format the service writes; clients must not). */
 export function positionOf(cursor: string): number {
   return Number(cursor.slice(cursor.indexOf('-') + 1));
+}
+
+/** Slugs newest first, never-listed last, ties by id: the search order, which the export follows. */
+export function newestFirst(products: Iterable<string>): string[] {
+  const parsed = [...products].map((text) => JSON.parse(text) as { slug: string; id: string; listed_at: string | null });
+  const time = (p: { listed_at: string | null }) => (p.listed_at === null ? Number.NEGATIVE_INFINITY : Date.parse(p.listed_at));
+  parsed.sort((a, b) => (time(a) !== time(b) ? (time(a) > time(b) ? -1 : 1) : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return parsed.map((p) => p.slug);
 }
