@@ -83,11 +83,12 @@ export async function randomCatalogWrites(opts: CatalogWriteOptions): Promise<Ca
   const summary: CatalogWriteSummary = { made: 0, refused: 0, byKind: {} };
   let counter = 0;
 
-  async function listingIn(statuses: string[], withMaker = false): Promise<{ slug: string; maker_id: string | null } | undefined> {
+  /** A random listing the write applies to (its state may still change before the write). */
+  async function target(k: Kind): Promise<{ slug: string; maker_id: string | null } | undefined> {
+    const extra = k === 'edit' ? 'AND maker_id IS NOT NULL' : k === 'feature' ? 'AND NOT featured' : k === 'unfeature' ? 'AND featured' : '';
     const { rows } = await opts.pool.query<{ slug: string; maker_id: string | null }>(
-      `SELECT slug, maker_id FROM catalog.listings WHERE status::text = ANY($1) ${withMaker ? 'AND maker_id IS NOT NULL' : ''}
-        ORDER BY md5(slug || $2) LIMIT 1`,
-      [statuses, String(random.next())],
+      `SELECT slug, maker_id FROM catalog.listings WHERE status::text = ANY($1) ${extra} ORDER BY md5(slug || $2) LIMIT 1`,
+      [FROM[k], String(random.next())],
     );
     return rows[0];
   }
@@ -112,23 +113,23 @@ export async function randomCatalogWrites(opts: CatalogWriteOptions): Promise<Ca
       if (result.errors.length > 0) throw new Error(`import refused a generated line: ${JSON.stringify(result.errors)}`);
       return true;
     }
-    const target = await listingIn(FROM[k], k === 'edit');
-    if (!target) return false;
+    const listing = await target(k);
+    if (!listing) return false;
     if (k === 'edit') {
       const changes = random.chance(0.5) ? { name: `Edited ${n}` } : { punchline: `Edited by write ${n}` };
-      await editListing(opts.pool, opts.urls, target.maker_id!, target.slug, changes, new Date());
+      await editListing(opts.pool, opts.urls, listing.maker_id!, listing.slug, changes, new Date());
       return true;
     }
     if (k === 'slug') {
-      const { rowCount } = await opts.pool.query('UPDATE catalog.listings SET slug = $2 WHERE slug = $1', [target.slug, `${target.slug.replace(/-r\d+$/, '')}-r${n}`]);
+      const { rowCount } = await opts.pool.query('UPDATE catalog.listings SET slug = $2 WHERE slug = $1', [listing.slug, `${listing.slug.replace(/-r\d+$/, '')}-r${n}`]);
       return rowCount === 1;
     }
     if (k === 'delete') {
-      const { rowCount } = await opts.pool.query('DELETE FROM catalog.listings WHERE slug = $1', [target.slug]);
+      const { rowCount } = await opts.pool.query('DELETE FROM catalog.listings WHERE slug = $1', [listing.slug]);
       return rowCount === 1;
     }
     const feedback = k === 'reject' || k === 'request_changes' ? `Decision ${n}: please look again.` : undefined;
-    await decideListing(reviewDeps, target.slug, { action: k, feedback, decidedBy: null });
+    await decideListing(reviewDeps, listing.slug, { action: k, feedback, decidedBy: null });
     return true;
   }
 
