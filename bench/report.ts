@@ -256,7 +256,7 @@ export function formatReport(r: RunReport): string {
     out.push(
       `Export: GET /api/v1/export read whole by one client, one request at a time (the first uncompressed one also orders the catalog at its version); serve RSS ${int(e.footprint.before.rssMB)} MB before, ${int(e.footprint.after.rssMB)} MB after (peak ${int(e.footprint.after.peakRssMB)} MB):`,
       table(
-        ['coding', 'runs', 'MB on the wire', 'first run ms', 'last byte p50 ms', 'slowest ms', 'first byte p50 ms', 'server CPU p50 ms', 'MB/s', 'other cores (max)'],
+        ['coding', 'runs', 'MB on the wire', 'first run ms', 'last byte p50 ms', 'slowest ms', 'first byte p50 ms', 'server CPU p50 ms', 'wire MB/s', 'other cores (max)'],
         rows,
         new Set([1, 2, 3, 4, 5, 6, 7, 8, 9]),
       ),
