@@ -73,8 +73,9 @@ export function createChangeFeed(opts: ChangeFeedOptions): ChangeFeed {
 
   /**
    * One statement, so one snapshot: what the log has pruned and the changes
-   * after `after` up to `upTo` agree. The running byte count keeps an answer to a size a
-   * client can hold; at least the first change always comes.
+   * after `after` up to `upTo` agree. The limit applies first (a consumer far behind reads no
+   * more rows than it gets); the running byte count then keeps an answer to a size a client
+   * can hold, at least the first change always coming.
    */
   async function readChanges(after: number, upTo: number, limit: number): Promise<ChangeRow[]> {
     const { rows } = await pool.query<ChangeRow>(
@@ -82,12 +83,11 @@ export function createChangeFeed(opts: ChangeFeedOptions): ChangeFeed {
          FROM projection.state s
          LEFT JOIN LATERAL (
            SELECT w.position, w.op, w.slug, w.doc FROM (
-             SELECT position, op, slug, doc,
-                    sum(COALESCE(octet_length(doc), 0)) OVER (ORDER BY position) - COALESCE(octet_length(doc), 0) AS bytes_before
-               FROM projection.changes
-              WHERE position > $1 AND position <= $2
-              ORDER BY position
-              LIMIT $3) w
+             SELECT l.*, sum(COALESCE(octet_length(l.doc), 0)) OVER (ORDER BY l.position) - COALESCE(octet_length(l.doc), 0) AS bytes_before
+               FROM (SELECT position, op, slug, doc FROM projection.changes
+                      WHERE position > $1 AND position <= $2
+                      ORDER BY position
+                      LIMIT $3) l) w
             WHERE w.bytes_before < $4
          ) c ON true
         ORDER BY c.position`,
