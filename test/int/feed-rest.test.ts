@@ -12,7 +12,7 @@ import { startService } from '../../src/service.ts';
 import { applyChanges, logHead, positionOf, type ChangePageBody } from '../helpers/change-feed.ts';
 import { FIXTURE_IDS, LIVE_SLUGS_NEWEST_FIRST } from '../helpers/fixtures.ts';
 import { startTestStack, type TestStack } from '../helpers/stack.ts';
-import { insertListing, updateListing } from '../helpers/write-model.ts';
+import { insertListing, insertListings, updateListing } from '../helpers/write-model.ts';
 import { responseValidators, uniqueIp } from './rest-support.ts';
 
 /**
@@ -362,6 +362,23 @@ describe('GET /api/v1/changes', () => {
     expect(answer.changes.map((c) => c.slug)).toEqual(['type-scale']);
     expect(mirror.productBySlug('type-scale')?.doc).toBe(JSON.stringify(answer.changes[0]!.product));
     await mirror.stop();
+  });
+
+  test('an answer stops growing at 8 MB of products, and the rest follows from its cursor', async () => {
+    const { cursor: since } = await page('');
+    const big = `<p>${'word '.repeat(19_990)}</p>`;
+    await insertListings(
+      stack.db.pool,
+      Array.from({ length: 90 }, (_, i) => ({ slug: `large-listing-${i}`, description: big })),
+    );
+    await stack.settle();
+    const first = await page(`since=${since}&limit=1000`);
+    expect(first.changes.length).toBeGreaterThan(50);
+    expect(first.changes.length).toBeLessThan(90);
+    expect(JSON.stringify(first.changes).length).toBeLessThan(8.5 * 1024 * 1024);
+    const rest = await page(`since=${first.cursor}&limit=1000`);
+    expect(first.changes.length + rest.changes.length).toBe(90);
+    expect(positionOf(rest.changes[0]!.cursor)).toBe(positionOf(first.cursor) + 1);
   });
 
   test('a long poll ends at once, with what there is, when the server closes', async () => {
