@@ -122,6 +122,8 @@ export interface FeedResult {
   /** Answers the consumer received. */
   answers: number;
   delivery: Distribution;
+  /** Cores the serving process used during the phase (projector, mirror, the feed's answers). */
+  serverCores: number;
   /** Cores busy during the phase with anything but the server and the benchmark (which writes and consumes). */
   otherCores: number;
 }
@@ -170,6 +172,8 @@ export async function measureFeed(opts: FeedOptions): Promise<FeedResult> {
   })();
 
   const others = otherCoresMeter(opts.serverPid);
+  const server0 = processTicks(opts.serverPid);
+  const phaseStart = performance.now();
   try {
     const start = performance.now();
     for (let i = 0; i < total; i++) {
@@ -194,6 +198,7 @@ export async function measureFeed(opts: FeedOptions): Promise<FeedResult> {
       updatesPerSecond: total > 1 ? (total - 1) / elapsed : total,
       answers,
       delivery: distribution(latencies, missed),
+      serverCores: ((processTicks(opts.serverPid) ?? Number.NaN) - (server0 ?? Number.NaN)) / TICKS / ((performance.now() - phaseStart) / 1000),
       // The embedded PostgreSQL (writes, the projector's and the feed's queries) counts as other.
       otherCores: others(),
     };
