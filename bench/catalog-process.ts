@@ -32,6 +32,8 @@ export const BENCH_ENV: Record<string, string> = {
   LOG_LEVEL: 'warn',
   RATE_LIMIT_SEARCH_PER_MIN: '10000000',
   RATE_LIMIT_OTHER_PER_MIN: '10000000',
+  RATE_LIMIT_EXPORT_PER_MIN: '10000000',
+  RATE_LIMIT_CHANGES_PER_MIN: '10000000',
 };
 
 const LISTENING = /catalog (?:service|API) listening on (http:\/\/[^\s"]+)/;

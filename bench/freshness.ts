@@ -54,7 +54,7 @@ function uniqueWord(): string {
   return Array.from(bytes, (b) => String.fromCharCode(97 + (b % 26))).join('');
 }
 
-function distribution(values: number[], missed: number): Distribution {
+export function distribution(values: number[], missed: number): Distribution {
   const sorted = [...values].sort((a, b) => a - b);
   const at = (p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : Number.NaN);
   return { count: sorted.length, p50: at(50), p99: at(99), max: sorted.length ? sorted[sorted.length - 1]! : Number.NaN, missed };
@@ -75,14 +75,47 @@ async function pollUntil(since: number, giveUpMs: number, pollMs: number, seen: 
   }
 }
 
-export async function measureFreshness(opts: FreshnessOptions): Promise<FreshnessResult> {
-  const client = new pg.Client({ connectionString: await embeddedConnectionString(opts.dataDir), application_name: 'catalog bench freshness' });
+/**
+ * Listing updates as the freshness and change-feed measurements make them: each puts a unique
+ * word at the end of one listing's punchline, a plain SQL UPDATE of catalog.listings on the
+ * embedded database, autocommitted. close() puts every punchline back, in one transaction, so
+ * the cached catalog stays as imported.
+ */
+export interface PunchlineWriter {
+  /** Resolves once the update is committed, with the punchline and the word it now carries. */
+  update(slug: string): Promise<{ punchline: string; word: string }>;
+  close(): Promise<void>;
+}
+
+export async function punchlineWriter(dataDir: string, slugs: readonly string[], applicationName: string): Promise<PunchlineWriter> {
+  const client = new pg.Client({ connectionString: await embeddedConnectionString(dataDir), application_name: applicationName });
   await client.connect();
-  const total = Math.round(opts.updatesPerSecond * opts.seconds);
-  const slugs = opts.slugs.slice(0, total);
   const original = new Map<string, string>();
   const { rows } = await client.query<{ slug: string; punchline: string }>('SELECT slug, punchline FROM catalog.listings WHERE slug = ANY($1)', [slugs]);
   for (const r of rows) original.set(r.slug, r.punchline);
+  return {
+    async update(slug) {
+      const word = uniqueWord();
+      const punchline = `${original.get(slug) ?? ''} ${word}`.trim();
+      await client.query('UPDATE catalog.listings SET punchline = $1 WHERE slug = $2', [punchline, slug]);
+      return { punchline, word };
+    },
+    async close() {
+      await client
+        .query('UPDATE catalog.listings l SET punchline = o.punchline FROM unnest($1::text[], $2::text[]) AS o(slug, punchline) WHERE l.slug = o.slug', [
+          [...original.keys()],
+          [...original.values()],
+        ])
+        .catch(() => undefined);
+      await client.end();
+    },
+  };
+}
+
+export async function measureFreshness(opts: FreshnessOptions): Promise<FreshnessResult> {
+  const total = Math.round(opts.updatesPerSecond * opts.seconds);
+  const slugs = opts.slugs.slice(0, total);
+  const writer = await punchlineWriter(opts.dataDir, slugs, 'catalog bench freshness');
 
   const productMs: number[] = [];
   const searchMs: number[] = [];
@@ -99,9 +132,7 @@ export async function measureFreshness(opts: FreshnessOptions): Promise<Freshnes
       // A listing changes again only after its last change was seen (or given up on).
       const slug = slugs[i % slugs.length]!;
       if (i >= slugs.length) await watchers[i - slugs.length];
-      const word = uniqueWord();
-      const punchline = `${original.get(slug) ?? ''} ${word}`.trim();
-      await client.query('UPDATE catalog.listings SET punchline = $1 WHERE slug = $2', [punchline, slug]);
+      const { punchline, word } = await writer.update(slug);
       const committed = performance.now();
       const product = pollUntil(committed, opts.giveUpMs, opts.pollMs, async () => {
         const res = await fetch(`${api}/products/${encodeURIComponent(slug)}`);
@@ -134,13 +165,6 @@ export async function measureFreshness(opts: FreshnessOptions): Promise<Freshnes
     };
   } finally {
     await Promise.allSettled(watchers);
-    // Put every punchline back, in one transaction, so the cached catalog stays as imported.
-    await client
-      .query('UPDATE catalog.listings l SET punchline = o.punchline FROM unnest($1::text[], $2::text[]) AS o(slug, punchline) WHERE l.slug = o.slug', [
-        [...original.keys()],
-        [...original.values()],
-      ])
-      .catch(() => undefined);
-    await client.end();
+    await writer.close();
   }
 }

@@ -13,6 +13,7 @@ import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import type { LoadRequest, LoadResult, LoadSpec } from './load.ts';
+import { machineBusyTicks, processTicks, TICKS } from './proc-stat.ts';
 
 const specFile = process.argv[2];
 if (!specFile) {
@@ -45,32 +46,6 @@ function setupClient(): (client: autocannon.Client) => void {
     const rotated = [...spec.requests.slice(start), ...spec.requests.slice(0, start)];
     client.setRequests(rotated.map(toRequest));
   };
-}
-
-/** Clock ticks per second of /proc figures (USER_HZ; 100 on Linux builds we know of). */
-const TICKS = 100;
-
-/** Busy ticks of every core together (Linux /proc/stat), or undefined off Linux. */
-function machineBusyTicks(): number | undefined {
-  try {
-    const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-    const total = cpu.slice(0, 8).reduce((a, b) => a + b, 0);
-    return total - cpu[3]! - cpu[4]!;
-  } catch {
-    return undefined;
-  }
-}
-
-/** utime + stime ticks of one process, or undefined. */
-function processTicks(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]);
-  } catch {
-    return undefined;
-  }
 }
 
 function percentile(sorted: Float64Array, p: number): number {

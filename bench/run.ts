@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: the real service under load next to two bare Fastify baselines on the same
- * machine, then freshness under a stream of writes and the service's footprint. See the
- * README section "Performance" for what each figure means.
+ * machine, then freshness under a stream of writes, the bulk export and the change feed, and
+ * the service's footprint. See the README section "Performance" for what each figure means.
  */
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -10,7 +10,8 @@ import { parseArgs } from 'node:util';
 import { prepareCatalogData, defaultDataDir } from './catalog-data.ts';
 import type { CatalogProcess } from './catalog-process.ts';
 import { sampleCatalog } from './catalog-sample.ts';
-import { footprintOf } from './footprint.ts';
+import { measureExport, measureFeed, type ExportResult, type FeedResult } from './export-feed.ts';
+import { footprintOf, type Footprint } from './footprint.ts';
 import { measureFreshness, type FreshnessResult } from './freshness.ts';
 import { runLoad } from './load.ts';
 import { preflight } from './preflight.ts';
@@ -27,8 +28,11 @@ const HELP = `usage: npm run bench -- [options]
   --warmup S        warm-up seconds per scenario, not measured (default 2)
   --connections N   concurrent connections of the load generator (default 10)
   --only IDS        run only these scenarios (comma-separated ids or id prefixes, e.g.
-                    search-word,product); the baselines always run
+                    search-word,product; the baselines run with any load scenario) and
+                    only the phases named among freshness, export and feed
   --no-freshness    skip the freshness measurement
+  --no-export       skip the export measurement
+  --no-feed         skip the change-feed measurement
   --cpu-prof        CPU-profile the serve and api processes (node --cpu-prof) and print
                     where their time went
   --no-sources      skip the start-up measures from the TypeScript sources (tsx)
@@ -46,6 +50,8 @@ function parse() {
       connections: { type: 'string', default: '10' },
       only: { type: 'string' },
       'no-freshness': { type: 'boolean', default: false },
+      'no-export': { type: 'boolean', default: false },
+      'no-feed': { type: 'boolean', default: false },
       'cpu-prof': { type: 'boolean', default: false },
       'no-sources': { type: 'boolean', default: false },
       fresh: { type: 'boolean', default: false },
@@ -61,14 +67,18 @@ function parse() {
     return n;
   };
   const size = Math.round(num('size', values.size, 100, 1_000_000));
+  const only = values.only?.split(',').map((s) => s.trim()).filter(Boolean);
+  const phase = (name: string, off: boolean) => !off && (!only || only.includes(name));
   return {
     help: values.help,
     size,
     durationSeconds: num('duration', values.duration, 1, 600),
     warmupSeconds: num('warmup', values.warmup, 0, 120),
     connections: Math.round(num('connections', values.connections, 1, 1000)),
-    only: values.only?.split(',').map((s) => s.trim()).filter(Boolean),
-    freshness: !values['no-freshness'],
+    only,
+    freshness: phase('freshness', values['no-freshness']),
+    exportPhase: phase('export', values['no-export']),
+    feed: phase('feed', values['no-feed']),
     cpuProf: values['cpu-prof'],
     sources: !values['no-sources'],
     fresh: values.fresh,
@@ -78,6 +88,8 @@ function parse() {
 }
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
+const EXPORT_RUNS = 5;
+const EXPORT_COMPRESSED_RUNS = 3;
 
 async function startBaseline(mode: 'hello' | 'body', bodyFile?: string): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
   const child = spawnNode(`baseline ${mode}`, { args: ['bin/run-ts.js', 'bench/baseline-server.ts', mode, ...(bodyFile ? [bodyFile] : [])] });
@@ -151,61 +163,65 @@ async function main(): Promise<number> {
     const fresh = await startMeasured({ command: 'api', runtime: 'compiled', dataDir: data.dataDir, env: { SNAPSHOT_CACHE_DIR: 'off' } });
     noteStart(fresh.measure);
     await fresh.process.stop();
-    log('starting catalog api on the same database with its response cache off (CACHE_MAX_ENTRIES=0)…');
-    const apiStart = await startMeasured({ command: 'api', runtime: 'compiled', dataDir: data.dataDir, env: { CACHE_MAX_ENTRIES: '0' }, nodeOptions: profileFlags('api') });
-    const api = apiStart.process;
-    noteStart(apiStart.measure);
-
-    const bodyFile = path.join(work, 'search-page.json');
-    await writeFile(bodyFile, sample.searchPage);
-    const hello = await startBaseline('hello');
-    const body = await startBaseline('body', bodyFile);
-    log(`baselines: hello-world at ${hello.url}, precomputed ${sample.searchPage.length}-byte search page at ${body.url}`);
 
     let scenarios = buildScenarios(sample);
     if (opts.only) {
       const only = opts.only;
       scenarios = scenarios.filter((s) => s.kind === 'baseline' || only.some((o) => s.id === o || s.id.startsWith(o)));
+      if (scenarios.every((s) => s.kind === 'baseline')) scenarios = [];
     }
-    const origins: Record<Target, string> = { serve: serve.url, api: api.url, hello: hello.url, body: body.url };
-    const pids: Record<Target, number> = { serve: serve.pid, api: api.pid, hello: hello.pid, body: body.pid };
-    log(`preflight: every request of ${scenarios.length} scenarios once…`);
-    const checked = await preflight(scenarios, origins);
-    for (const [id, n] of Object.entries(checked.dropped)) log(`  ${id}: dropped ${n} variants that match nothing`);
-
     const rows: ScenarioRow[] = [];
-    for (const s of scenarios) {
-      log(`load: ${s.title} (${s.requests.length} distinct request${s.requests.length > 1 ? 's' : ''})…`);
-      const result = await runLoad({
-        url: origins[s.target],
-        requests: s.requests,
-        connections: opts.connections,
-        durationSeconds: opts.durationSeconds,
-        warmupSeconds: opts.warmupSeconds,
-        serverPid: pids[s.target],
-      });
-      log(
-        `  ${Math.round(result.okPerSecond)} req/s, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms, non-2xx ${result.non2xx}, errors ${result.errors}; ` +
-          `cores: server ${result.cpu.server?.toFixed(2)}, load generator ${result.cpu.loadGenerator.toFixed(2)}, other ${result.cpu.other?.toFixed(2)}`,
-      );
-      rows.push({
-        id: s.id,
-        title: s.title,
-        kind: s.kind,
-        server: s.target,
-        variants: s.requests.length,
-        bodyBytes: checked.bodyBytes[s.id] ?? 0,
-        ...(s.baseline && { baseline: s.baseline }),
-        ...result,
-      });
+    let apiAfterLoad: Footprint | undefined;
+    if (scenarios.length > 0) {
+      log('starting catalog api on the same database with its response cache off (CACHE_MAX_ENTRIES=0)…');
+      const apiStart = await startMeasured({ command: 'api', runtime: 'compiled', dataDir: data.dataDir, env: { CACHE_MAX_ENTRIES: '0' }, nodeOptions: profileFlags('api') });
+      const api = apiStart.process;
+      noteStart(apiStart.measure);
+
+      const bodyFile = path.join(work, 'search-page.json');
+      await writeFile(bodyFile, sample.searchPage);
+      const hello = await startBaseline('hello');
+      const body = await startBaseline('body', bodyFile);
+      log(`baselines: hello-world at ${hello.url}, precomputed ${sample.searchPage.length}-byte search page at ${body.url}`);
+
+      const origins: Record<Target, string> = { serve: serve.url, api: api.url, hello: hello.url, body: body.url };
+      const pids: Record<Target, number> = { serve: serve.pid, api: api.pid, hello: hello.pid, body: body.pid };
+      log(`preflight: every request of ${scenarios.length} scenarios once…`);
+      const checked = await preflight(scenarios, origins);
+      for (const [id, n] of Object.entries(checked.dropped)) log(`  ${id}: dropped ${n} variants that match nothing`);
+
+      for (const s of scenarios) {
+        log(`load: ${s.title} (${s.requests.length} distinct request${s.requests.length > 1 ? 's' : ''})…`);
+        const result = await runLoad({
+          url: origins[s.target],
+          requests: s.requests,
+          connections: opts.connections,
+          durationSeconds: opts.durationSeconds,
+          warmupSeconds: opts.warmupSeconds,
+          serverPid: pids[s.target],
+        });
+        log(
+          `  ${Math.round(result.okPerSecond)} req/s, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms, non-2xx ${result.non2xx}, errors ${result.errors}; ` +
+            `cores: server ${result.cpu.server?.toFixed(2)}, load generator ${result.cpu.loadGenerator.toFixed(2)}, other ${result.cpu.other?.toFixed(2)}`,
+        );
+        rows.push({
+          id: s.id,
+          title: s.title,
+          kind: s.kind,
+          server: s.target,
+          variants: s.requests.length,
+          bodyBytes: checked.bodyBytes[s.id] ?? 0,
+          ...(s.baseline && { baseline: s.baseline }),
+          ...result,
+        });
+      }
+      apiAfterLoad = await footprintOf(api.pid);
+      await body.stop();
+      await hello.stop();
+      await api.stop();
     }
     const afterLoad = await footprintOf(serve.pid);
-    const apiAfterLoad = await footprintOf(api.pid);
     const loadAfter = os.loadavg()[0]!;
-
-    await body.stop();
-    await hello.stop();
-    await api.stop();
 
     let freshness: FreshnessResult | undefined;
     if (opts.freshness) {
@@ -213,6 +229,23 @@ async function main(): Promise<number> {
       const slugs = [...sample.products.map((p) => p.slug)].reverse();
       freshness = await measureFreshness({ baseUrl: serve.url, dataDir: data.dataDir, slugs, updatesPerSecond: 50, seconds: 15, pollMs: 10, giveUpMs: 10_000 });
       log(`  /products p99 ${freshness.product.p99.toFixed(0)} ms, /search p99 ${freshness.search.p99.toFixed(0)} ms`);
+    }
+    let exported: ExportResult | undefined;
+    if (opts.exportPhase) {
+      log(`export: the whole catalog ${EXPORT_RUNS} times uncompressed, ${EXPORT_COMPRESSED_RUNS} times each with br and gzip…`);
+      exported = await measureExport({ baseUrl: serve.url, serverPid: serve.pid, runs: EXPORT_RUNS, compressedRuns: EXPORT_COMPRESSED_RUNS });
+      for (const r of exported.runs) {
+        log(`  ${r.coding}: ${(r.bytes / 1e6).toFixed(1)} MB, last byte at ${r.lastByteMs.toFixed(0)} ms, server CPU ${r.serverCpuMs.toFixed(0)} ms, other cores ${r.otherCores.toFixed(2)}`);
+      }
+      const lines = exported.runs.find((r) => r.lines !== undefined)?.lines;
+      if (lines !== total.total) throw new Error(`the export held ${lines} products; /search counts ${total.total}`);
+    }
+    let feed: FeedResult | undefined;
+    if (opts.feed) {
+      log('feed: 50 listing updates a second for 15 s, delivered to a long-polling consumer…');
+      const slugs = [...sample.products.map((p) => p.slug)];
+      feed = await measureFeed({ baseUrl: serve.url, serverPid: serve.pid, dataDir: data.dataDir, slugs, updatesPerSecond: 50, seconds: 15, giveUpMs: 10_000 });
+      log(`  p50 ${feed.delivery.p50.toFixed(0)} ms, p99 ${feed.delivery.p99.toFixed(0)} ms over ${feed.answers} answers`);
     }
     await serve.stop();
 
@@ -232,7 +265,9 @@ async function main(): Promise<number> {
       catalog: { liveListings: total.total, dataDir: data.dataDir, importedThisRun: data.imported, ...(data.importMs !== undefined && { importSeconds: data.importMs / 1000 }) },
       scenarios: rows,
       ...(freshness && { freshness }),
-      footprint: { afterLoad, readyMs: serve.readyMs, atReady, apiAfterLoad, starts },
+      ...(exported && { export: exported }),
+      ...(feed && { feed }),
+      footprint: { afterLoad, readyMs: serve.readyMs, atReady, ...(apiAfterLoad && { apiAfterLoad }), starts },
     };
     const report: RunReport = { ...partial, targets: checkTargets(partial) };
     console.log(opts.json ? JSON.stringify(report, null, 2) : formatReport(report));

@@ -1,4 +1,5 @@
 import { recomputeCategoryCounts } from './category-counts.ts';
+import { catalogDifferences, recordChanges } from './change-log.ts';
 import { loadListings, type ListingRow, type Queryable } from './listing-source.ts';
 import type { ProjectorLog } from './log.ts';
 import { buildProductDocument, type ProductDocument } from './product-document.ts';
@@ -36,8 +37,9 @@ function documentOf(row: ListingRow, input: ProjectListingsInput): ProductDocume
 
 /**
  * Brings the projection of the given listings and categories in line with the write model's
- * current state, under a new version. Runs inside the caller's transaction, which holds
- * PROJECTION_WRITE_LOCK and commits (or not) everything at once.
+ * current state, under a new version, and appends the public differences to the change log.
+ * Runs inside the caller's transaction, which holds PROJECTION_WRITE_LOCK and commits (or not)
+ * everything at once.
  */
 export async function projectListings(db: Queryable, input: ProjectListingsInput): Promise<ProjectedListings> {
   const ids = new Set(input.listingIds);
@@ -71,6 +73,17 @@ export async function projectListings(db: Queryable, input: ProjectListingsInput
     db,
     before.filter((r) => goneSet.has(r.id)).map((r) => r.id),
     version,
+  );
+
+  // The public differences go to the change log in this transaction: `before` and `live` cover
+  // every slug this batch could touch (the loop above brought in any listing holding a slug
+  // one of them takes).
+  await recordChanges(
+    db,
+    catalogDifferences(
+      before,
+      live.map((d) => ({ slug: d.product.slug, doc: d.doc })),
+    ),
   );
 
   const categories = new Set(input.categorySlugs);

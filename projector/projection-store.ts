@@ -72,11 +72,18 @@ export async function writeProducts(db: Queryable, docs: readonly ProductDocumen
   await db.query('DELETE FROM projection.removed WHERE id = ANY($1::uuid[])', [docs.map((d) => d.product.id)]);
 }
 
-/** Deletes products by id; returns those that were there, with their category. */
-export async function deleteProducts(db: Queryable, ids: readonly string[]): Promise<{ id: string; category: string | null }[]> {
+export interface DeletedProduct {
+  id: string;
+  slug: string;
+  doc: string;
+  category: string | null;
+}
+
+/** Deletes products by id; returns those that were there, with what they showed. */
+export async function deleteProducts(db: Queryable, ids: readonly string[]): Promise<DeletedProduct[]> {
   if (ids.length === 0) return [];
-  const { rows } = await db.query<{ id: string; category: string | null }>(
-    'DELETE FROM projection.products WHERE id = ANY($1::uuid[]) RETURNING id, category',
+  const { rows } = await db.query<DeletedProduct>(
+    'DELETE FROM projection.products WHERE id = ANY($1::uuid[]) RETURNING id, slug, doc, category',
     [ids],
   );
   return rows;

@@ -1,6 +1,7 @@
 import { createPool, type Pool, type PoolClient } from '../src/db/pool.ts';
 import { createCoalescedRunner } from '../src/util/coalesced-runner.ts';
 import type { SearchIndex } from '../src/search/port.ts';
+import { pruneChanges } from './change-log.ts';
 import { blockingTransaction } from './lag.ts';
 import { createLeadership } from './leadership.ts';
 import { createOutboxListener } from './listener.ts';
@@ -36,6 +37,8 @@ export interface ProjectorOptions {
   removedRetentionHours?: number;
   /** Folder for this host's copy of the snapshots it writes (see src/read/snapshot-store.ts). */
   snapshotCacheDir?: string | undefined;
+  /** The change feed keeps changes this long (at least 7 days: see CHANGES_RETENTION_DAYS). */
+  changesRetentionHours?: number;
 }
 
 export interface Projector {
@@ -62,6 +65,9 @@ const BLOCKED_WARN_SECONDS = 5;
 const BLOCKED_CHECK_MS = 5_000;
 const PRUNE_EVERY_MS = 10 * 60_000;
 const VERIFY_LEADERSHIP_MS = 10_000;
+export const DEFAULT_CHANGES_RETENTION_HOURS = 7 * 24;
+/** Batches of the change log pruned in one housekeeping round, each its own short transaction. */
+const CHANGE_PRUNE_BATCHES = 20;
 
 export function createProjector(opts: ProjectorOptions): Projector {
   const log = opts.log ?? silentLog;
@@ -71,6 +77,7 @@ export function createProjector(opts: ProjectorOptions): Projector {
   const searchIndex = opts.searchIndex;
   let siteUrl = opts.siteUrl;
   const retentionHours = opts.removedRetentionHours ?? 24;
+  const changesRetentionHours = opts.changesRetentionHours ?? DEFAULT_CHANGES_RETENTION_HOURS;
 
   let pool: Pool | undefined;
   let stopping = false;
@@ -215,6 +222,16 @@ export function createProjector(opts: ProjectorOptions): Projector {
       if (pruned) log.info({ pruned }, 'pruned old removals from projection.removed');
       const outbox = await pruneOutbox(db(), retentionHours);
       if (outbox) log.info({ pruned: outbox }, 'pruned projected outbox rows');
+      let changes = 0;
+      for (let i = 0; i < CHANGE_PRUNE_BATCHES && !stopping && leadership.isLeader; i++) {
+        const n = await inWriteTransaction(async (client) => {
+          const pruned = await pruneChanges(client, changesRetentionHours);
+          return pruned > 0 ? pruned : undefined;
+        });
+        if (!n) break;
+        changes += n;
+      }
+      if (changes) log.info({ pruned: changes }, 'pruned changes older than the retention from the change feed');
     }
     if (t - lastBlockedCheck >= BLOCKED_CHECK_MS) {
       lastBlockedCheck = t;

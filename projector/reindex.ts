@@ -1,6 +1,7 @@
 import type { Pool, PoolClient } from '../src/db/pool.ts';
 import type { SearchDocument, SearchIndex } from '../src/search/port.ts';
 import { recomputeCategoryCounts } from './category-counts.ts';
+import { recordRebuildChanges } from './change-log.ts';
 import { LISTING_COLUMNS, type ListingRow } from './listing-source.ts';
 import { PROJECTION_WRITE_LOCK, SEARCH_WRITE_LOCK } from './locks.ts';
 import { silentLog, type ProjectorLog } from './log.ts';
@@ -30,6 +31,8 @@ export interface ReindexSummary {
   products: number;
   /** Products that were in the projection and no longer are. */
   removed: number;
+  /** Differences the public catalog saw (upserts and deletes added to the change log). */
+  changes: number;
   categories: number;
   /** Documents sent to the external search index; undefined without one. */
   searchDocuments: number | undefined;
@@ -48,7 +51,8 @@ async function* fetchCursor<T extends object>(client: PoolClient, cursor: string
  * Rebuilds projection.products and projection.category_counts from the write model in ONE
  * transaction under PROJECTION_WRITE_LOCK: readers see the old projection until it commits,
  * then the new one, never a partial or empty catalog. Rows that did not change keep their
- * version, so API processes reload only what moved. The 'projection' checkpoint moves to the
+ * version, so API processes reload only what moved, and the change log gets only the public
+ * differences. The 'projection' checkpoint moves to the
  * end of the committed outbox (everything before it is reflected); without an external index
  * the 'search' checkpoint follows it.
  */
@@ -68,7 +72,10 @@ export async function rebuildProjection(
     const { rows: totals } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM catalog.listings WHERE status = 'live'`);
     const total = totals[0]?.n ?? 0;
     const version = await nextVersion(client, siteUrl);
-    await client.query('CREATE TEMP TABLE reindex_before ON COMMIT DROP AS SELECT id FROM projection.products');
+    // What the catalog showed before, slug by slug: the change log gets only the differences,
+    // so a rebuild that changes nothing public adds nothing and every cursor stays valid.
+    await client.query(`CREATE TEMP TABLE reindex_before ON COMMIT DROP AS
+      SELECT id, slug, sha256(convert_to(doc, 'UTF8')) AS doc_sha256 FROM projection.products`);
     await client.query('CREATE TEMP TABLE reindex_live (id uuid PRIMARY KEY) ON COMMIT DROP');
     // A cursor reads every live listing at one snapshot, a page at a time.
     await client.query(`DECLARE reindex_listings NO SCROLL CURSOR FOR
@@ -108,6 +115,7 @@ export async function rebuildProjection(
       removedRows.map((r) => r.id),
       version,
     );
+    const changes = await recordRebuildChanges(client, 'reindex_before', version);
     await recomputeCategoryCounts(client, 'all', siteUrl, version);
     const { rows: cats } = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM projection.category_counts');
     const current = await readCheckpoint(client, 'projection');
@@ -116,7 +124,7 @@ export async function rebuildProjection(
     if (!opts.externalSearch) await writeCheckpoint(client, 'search', to);
     await notifyProjectionChanged(client, version);
     await client.query('COMMIT');
-    return { version, products, removed: removedRows.length, categories: cats[0]?.n ?? 0 };
+    return { version, products, removed: removedRows.length, categories: cats[0]?.n ?? 0, changes };
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw err;

@@ -15,6 +15,7 @@ import { createPool, type Pool } from './db/pool.ts';
 import { withDeadline } from './util/deadline.ts';
 import type { Readiness } from './http/operations.ts';
 import { connectRedis, createRateLimits, type RateLimits } from './http/rate-limit.ts';
+import { createChangeFeed, type ChangeFeed } from './read/change-feed.ts';
 import { createProjectionMirror, type ProjectionMirror } from './read/projection-mirror.ts';
 import { createReadService, type ReadService } from './read/read-service.ts';
 import { createSearchIndex } from './search/index.ts';
@@ -84,6 +85,8 @@ export interface RunningService {
   readonly connectionString: string;
   readonly read: ReadService;
   readonly mirror: ProjectionMirror;
+  /** The bulk export and the change feed. */
+  readonly feed: ChangeFeed;
   readonly projector: Projector | undefined;
   readonly accounts: Accounts;
   readonly maker: MakerCatalog;
@@ -170,6 +173,7 @@ export async function startService(config: Config, opts: StartOptions): Promise<
         ...(external && { searchIndex }),
         batchSize: config.projector.batchSize,
         pollMs: config.projector.pollMs,
+        changesRetentionHours: config.changesRetentionHours,
         log: logger.child({ component: 'projector' }),
         snapshotCacheDir: config.snapshotCacheDir,
       });
@@ -197,10 +201,13 @@ export async function startService(config: Config, opts: StartOptions): Promise<
     cleanups.push(() => mirror.stop());
 
     const read = createReadService({ mirror, index: searchIndex, cacheMaxEntries: config.cache.maxEntries });
+    const feed = createChangeFeed({ pool, mirror, retentionHours: config.changesRetentionHours, log: logger.child({ component: 'change-feed' }) });
     const rateLimits: RateLimits = createRateLimits({
       searchPerMinute: config.rateLimits.searchPerMinute,
       otherPerMinute: config.rateLimits.otherPerMinute,
       pagesPerMinute: config.rateLimits.pagesPerMinute,
+      exportPerMinute: config.rateLimits.exportPerMinute,
+      changesPerMinute: config.rateLimits.changesPerMinute,
       redis: config.redisUrl
         ? await connectRedis(config.redisUrl, (err) => logger.warn({ err }, 'Redis unreachable; request budgets and sign-in limits count in memory'))
         : undefined,
@@ -305,7 +312,7 @@ export async function startService(config: Config, opts: StartOptions): Promise<
     if (filled > 0) logger.info({ listings: filled }, 'recorded the website identity of existing listings');
 
     phase('services');
-    const app = await buildApp({ config, read, rateLimits, metrics, readiness, pool, accounts, maker, payments, logger: logger.child({ component: 'http' }) });
+    const app = await buildApp({ config, read, feed, rateLimits, metrics, readiness, pool, accounts, maker, payments, logger: logger.child({ component: 'http' }) });
     cleanups.push(() => app.close());
 
     let url = config.publicUrl;
@@ -319,7 +326,7 @@ export async function startService(config: Config, opts: StartOptions): Promise<
     const warm = setTimeout(() => void accounts.oauth.warm().catch((err: unknown) => logger.error({ err }, 'the authorization server could not be built')), 1000);
     warm.unref();
     cleanups.push(async () => clearTimeout(warm));
-    return { app, url, config, pool, connectionString: database.connectionString, read, mirror, projector, accounts, maker, payments, badgeRechecks, logger, close };
+    return { app, url, config, pool, connectionString: database.connectionString, read, mirror, feed, projector, accounts, maker, payments, badgeRechecks, logger, close };
   } catch (err) {
     await close();
     throw err;

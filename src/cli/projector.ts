@@ -38,6 +38,7 @@ export default async function projector(args: string[]): Promise<number> {
       ...(searchIndex && { searchIndex }),
       batchSize: config.projector.batchSize,
       pollMs: config.projector.pollMs,
+      changesRetentionHours: config.changesRetentionHours,
       log: logger,
       snapshotCacheDir: config.snapshotCacheDir,
     });

@@ -54,7 +54,8 @@ export default async function reindexCommand(args: string[]): Promise<number> {
     bar?.stop();
     const search = summary.searchDocuments === undefined ? '' : `, ${summary.searchDocuments} documents in the search index`;
     process.stdout.write(
-      `reindexed: ${summary.products} live products, ${summary.removed} removed, ${summary.categories} categories${search}; ` +
+      `reindexed: ${summary.products} live products, ${summary.removed} removed, ${summary.categories} categories${search}, ` +
+        `${summary.changes} ${summary.changes === 1 ? 'change' : 'changes'} in the change feed; ` +
         `projection version ${summary.version} (${(summary.durationMs / 1000).toFixed(1)} s)\n`,
     );
     return 0;

@@ -73,6 +73,9 @@ export const envSchema = z.object({
   RATE_LIMIT_SEARCH_PER_MIN: positiveInt(1, 10_000_000).default(30),
   RATE_LIMIT_OTHER_PER_MIN: positiveInt(1, 10_000_000).default(60),
   RATE_LIMIT_PAGES_PER_MIN: positiveInt(1, 10_000_000).default(300),
+  RATE_LIMIT_EXPORT_PER_MIN: positiveInt(1, 10_000_000).default(6),
+  RATE_LIMIT_CHANGES_PER_MIN: positiveInt(1, 10_000_000).default(120),
+  CHANGES_RETENTION_DAYS: positiveInt(7, 3650).default(7),
   CACHE_MAX_ENTRIES: positiveInt(0, 10_000_000).default(5000),
   CACHE_MAX_AGE_SECONDS: positiveInt(0, 300).default(300),
   MCP_ALLOWED_ORIGINS: z
@@ -153,7 +156,17 @@ export interface Config {
   readonly logLevel: Env['LOG_LEVEL'];
   /** json: one object per line; pretty: readable lines; auto: pretty on a terminal. */
   readonly logFormat: Env['LOG_FORMAT'];
-  readonly rateLimits: { readonly searchPerMinute: number; readonly otherPerMinute: number; readonly pagesPerMinute: number };
+  readonly rateLimits: {
+    readonly searchPerMinute: number;
+    readonly otherPerMinute: number;
+    readonly pagesPerMinute: number;
+    /** GET /api/v1/export. */
+    readonly exportPerMinute: number;
+    /** GET /api/v1/changes. */
+    readonly changesPerMinute: number;
+  };
+  /** How long the change feed keeps a change (a cursor older than that must export again). */
+  readonly changesRetentionHours: number;
   readonly cache: { readonly maxEntries: number; readonly maxAgeSeconds: number };
   readonly mcpAllowedOrigins: readonly string[];
   readonly readyMaxLagSeconds: number;
@@ -234,7 +247,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     trustProxy: e.TRUST_PROXY,
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
-    rateLimits: { searchPerMinute: e.RATE_LIMIT_SEARCH_PER_MIN, otherPerMinute: e.RATE_LIMIT_OTHER_PER_MIN, pagesPerMinute: e.RATE_LIMIT_PAGES_PER_MIN },
+    rateLimits: {
+      searchPerMinute: e.RATE_LIMIT_SEARCH_PER_MIN,
+      otherPerMinute: e.RATE_LIMIT_OTHER_PER_MIN,
+      pagesPerMinute: e.RATE_LIMIT_PAGES_PER_MIN,
+      exportPerMinute: e.RATE_LIMIT_EXPORT_PER_MIN,
+      changesPerMinute: e.RATE_LIMIT_CHANGES_PER_MIN,
+    },
+    changesRetentionHours: e.CHANGES_RETENTION_DAYS * 24,
     cache: { maxEntries: e.CACHE_MAX_ENTRIES, maxAgeSeconds: e.CACHE_MAX_AGE_SECONDS },
     mcpAllowedOrigins: e.MCP_ALLOWED_ORIGINS.split(',').map((s) => s.trim().replace(/\/+$/, '')).filter(Boolean),
     readyMaxLagSeconds: e.READY_MAX_LAG_SECONDS,

@@ -56,6 +56,15 @@ export function tooManyRequests(retryAfterSeconds: number): CatalogError {
   );
 }
 
+/** The change feed cannot continue from this cursor; the client must export again. */
+export function cursorExpired(reason: string): CatalogError {
+  return new CatalogError(
+    ErrorCode.CURSOR_EXPIRED,
+    410,
+    `${reason} Export the catalog again (GET /api/v1/export) and follow the feed from its Catalog-Cursor.`,
+  );
+}
+
 /** A maker's request that the listing's state does not allow (editing a rejected listing…). */
 export function conflict(message: string): CatalogError {
   return new CatalogError(ErrorCode.CONFLICT, 409, message);

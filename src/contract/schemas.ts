@@ -103,6 +103,26 @@ export const errorSchema = z
   })
   .meta({ id: 'Error', title: 'Error' });
 
+/** A position in the change feed: opaque to clients (README: "The change feed"). */
+export const CURSOR_PATTERN = /^([0-9a-f]{8})-(0|[1-9][0-9]{0,14})$/;
+const cursorSchema = z.string().describe('a position in the change feed; opaque');
+
+export const changeSchema = z
+  .strictObject({
+    cursor: cursorSchema.describe('the position of this change; continuing from it skips the changes before it'),
+    op: z.enum(['upsert', 'delete']).describe('upsert: the listing is live and reads as `product`; delete: no live listing has the slug any more'),
+    slug: z.string().describe('the slug the change is about'),
+    product: productSchema.nullable().describe('the Product as GET /products/{slug} now answers it (upsert); null on a delete'),
+  })
+  .meta({ id: 'Change', title: 'Change' });
+
+export const changePageSchema = z
+  .strictObject({
+    changes: z.array(changeSchema).describe('oldest first'),
+    cursor: cursorSchema.describe('where to continue: pass it as `since` in the next request'),
+  })
+  .meta({ id: 'ChangePage', title: 'ChangePage' });
+
 export type FaqItem = z.infer<typeof faqItemSchema>;
 export type Promo = z.infer<typeof promoSchema>;
 export type Product = z.infer<typeof productSchema>;
@@ -111,6 +131,8 @@ export type SearchResult = z.infer<typeof searchResultSchema>;
 export type CategoryList = z.infer<typeof categoryListSchema>;
 export type ErrorBody = z.infer<typeof errorSchema>;
 export type ValidationIssue = z.infer<typeof validationIssueSchema>;
+export type Change = z.infer<typeof changeSchema>;
+export type ChangePage = z.infer<typeof changePageSchema>;
 
 // ---- request parameters (spec sections 4 and 8) ----
 
@@ -198,6 +220,34 @@ export interface SearchQuery {
   limit: number;
 }
 
+export const CHANGES_LIMITS = {
+  limitMin: 1,
+  limitMax: 1000,
+  limitDefault: 100,
+  waitMin: 0,
+  waitMax: 30,
+  waitDefault: 0,
+} as const;
+
+/** GET /changes: unknown keys are rejected, as on every endpoint. */
+export const changesParamsSchema = z.strictObject({
+  since: z
+    .string(SINGLE_TEXT)
+    .regex(CURSOR_PATTERN, { error: "must be a cursor the feed gave: a change's or a page's `cursor`, or the export's Catalog-Cursor header" })
+    .optional()
+    .describe('the cursor to continue from'),
+  limit: integerParam(CHANGES_LIMITS.limitMin, CHANGES_LIMITS.limitMax, CHANGES_LIMITS.limitDefault).describe('changes per answer; 1 to 1000, default 100'),
+  wait: integerParam(CHANGES_LIMITS.waitMin, CHANGES_LIMITS.waitMax, CHANGES_LIMITS.waitDefault).describe(
+    'seconds to hold the request open while nothing is new; 0 to 30, default 0',
+  ),
+});
+
+export interface ChangesQuery {
+  since?: string;
+  limit: number;
+  wait: number;
+}
+
 export const productSlugParamSchema = z.strictObject({
   slug: z
     .string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be text') })
@@ -218,5 +268,7 @@ export const ErrorCode = {
   /** A maker tool called without sign-in, or without the scopes it needs. */
   UNAUTHORIZED: 'UNAUTHORIZED',
   FORBIDDEN: 'FORBIDDEN',
+  /** The change feed no longer holds what follows this cursor: export again. */
+  CURSOR_EXPIRED: 'CURSOR_EXPIRED',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

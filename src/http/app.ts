@@ -4,6 +4,7 @@ import type { Accounts } from '../auth/accounts.ts';
 import type { MakerCatalog } from '../catalog/maker-catalog.ts';
 import type { Config } from '../config/config.ts';
 import type { Pool } from '../db/pool.ts';
+import type { ChangeFeed } from '../read/change-feed.ts';
 import type { ReadService } from '../read/read-service.ts';
 import { registerMcp } from '../mcp/route.ts';
 import { clientError, frameworkError } from './errors.ts';
@@ -21,6 +22,8 @@ import { registerStripeWebhook } from '../payments/stripe-webhook.ts';
 export interface AppDeps {
   config: Config;
   read: ReadService;
+  /** The bulk export and the change feed. */
+  feed: ChangeFeed;
   rateLimits: RateLimits;
   metrics: Metrics;
   readiness: Readiness;

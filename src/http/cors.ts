@@ -21,6 +21,7 @@ export const EXPOSED_HEADERS = [
   'RateLimit',
   'RateLimit-Policy',
   'X-Request-Id',
+  'Catalog-Cursor',
 ] as const;
 
 /** How long a browser may reuse a preflight answer. */

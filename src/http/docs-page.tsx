@@ -157,6 +157,21 @@ function TryInput({ param }: { param: Json }) {
   );
 }
 
+/** A response body: a JSON object, lines of objects (NDJSON), or none. */
+function BodyText({ content }: { content: Record<string, Json> | undefined }) {
+  const json = content?.['application/json'];
+  if (json) return <TypeText schema={json.schema as Json} />;
+  const lines = content?.['application/x-ndjson'];
+  if (lines) {
+    return (
+      <>
+        <code>application/x-ndjson</code>: one <TypeText schema={lines['x-item-schema'] as Json} /> per line
+      </>
+    );
+  }
+  return <>no body</>;
+}
+
 function OperationSection(props: { doc: OpenApiDocument; path: string; method: string; op: Json; basePath: string }) {
   const { doc, path, method, op, basePath } = props;
   const id = String(op.operationId);
@@ -220,7 +235,6 @@ function OperationSection(props: { doc: OpenApiDocument; path: string; method: s
         <tbody>
           {Object.entries((op.responses ?? {}) as Record<string, Json>).map(([status, r]) => {
             const resp = resolve(doc, r);
-            const content = (resp.content as Record<string, { schema: Json }> | undefined)?.['application/json'];
             const headers = Object.keys((resp.headers as Json | undefined) ?? {}).map((h) => <code>{h}</code>);
             return (
               <tr>
@@ -228,7 +242,9 @@ function OperationSection(props: { doc: OpenApiDocument; path: string; method: s
                 <td>
                   <Prose text={String(resp.description ?? '')} />
                 </td>
-                <td>{content ? <TypeText schema={content.schema} /> : 'no body'}</td>
+                <td>
+                  <BodyText content={resp.content as Record<string, Json> | undefined} />
+                </td>
                 <td>{joined(headers, ', ')}</td>
               </tr>
             );
@@ -267,9 +283,20 @@ for (const form of document.querySelectorAll('form.try')) {
     out.textContent = 'GET ' + url + ' ...';
     try {
       const res = await fetch(url, { headers: { accept: 'application/json' } });
-      const text = await res.text();
+      // The export is the whole catalog: show its beginning, not hundreds of megabytes.
+      const reader = res.body.getReader();
+      const decoder = new TextDecoder();
+      let text = '';
+      let cut = false;
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        text += decoder.decode(value, { stream: true });
+        if (text.length > 200000) { cut = true; reader.cancel(); break; }
+      }
       let body = text;
       try { body = JSON.stringify(JSON.parse(text), null, 2); } catch {}
+      if (cut) body = text.slice(0, 200000) + '\\n… (the rest is not shown)';
       const headers = [...res.headers].map(([k, v]) => k + ': ' + v).join('\\n');
       out.textContent = 'GET ' + url + '\\n' + res.status + ' ' + res.statusText + '\\n' + headers + '\\n\\n' + body;
     } catch (err) {

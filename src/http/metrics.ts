@@ -31,7 +31,7 @@ export interface MetricsSources {
   lag: () => Promise<ProjectionLag>;
 }
 
-const BUCKETS: readonly Bucket[] = ['search', 'other', 'pages'];
+const BUCKETS: readonly Bucket[] = ['search', 'other', 'pages', 'export', 'changes'];
 
 export function createMetrics(sources: MetricsSources): Metrics {
   const { read, rateLimits, mirror, lag } = sources;
@@ -87,6 +87,14 @@ export function createMetrics(sources: MetricsSources): Metrics {
     registers: [registry],
     collect() {
       this.set(read.version);
+    },
+  });
+  new Gauge({
+    name: 'catalog_change_feed_position',
+    help: 'Change-log position this process serves: the export names it, the change feed stops at it.',
+    registers: [registry],
+    collect() {
+      this.set(mirror.head.position);
     },
   });
   new Gauge({

@@ -1,9 +1,13 @@
 import { z } from 'zod';
 import {
+  CHANGES_LIMITS,
+  CURSOR_PATTERN,
   SEARCH_LIMITS,
   SLUG_MAX,
   SLUG_PATTERN,
   categoryListSchema,
+  changePageSchema,
+  changeSchema,
   categorySchema,
   errorSchema,
   faqItemSchema,
@@ -13,6 +17,8 @@ import {
   validationIssueSchema,
 } from '../contract/schemas.ts';
 import { EXPOSED_HEADERS } from './cors.ts';
+import { BROTLI_QUALITY, GZIP_LEVEL } from './export-stream.ts';
+import { DEFAULT_CHANGES_PER_MINUTE, DEFAULT_EXPORT_PER_MINUTE } from './rate-limit.ts';
 
 /**
  * The machine-readable description of the REST API (spec section 9): OpenAPI 3.1, version
@@ -34,6 +40,8 @@ const COMPONENT_SCHEMAS = {
   Category: categorySchema,
   SearchResult: searchResultSchema,
   CategoryList: categoryListSchema,
+  Change: changeSchema,
+  ChangePage: changePageSchema,
   Error: errorSchema,
   ValidationIssue: validationIssueSchema,
 } as const;
@@ -117,6 +125,35 @@ function parameters(): Record<string, JsonObject> {
       description: `The slug in the listing URL, 1 to ${SLUG_MAX} characters.`,
       schema: { type: 'string', minLength: 1, maxLength: SLUG_MAX },
     },
+    since: {
+      name: 'since',
+      in: 'query',
+      required: false,
+      description:
+        'The cursor to continue from: the `cursor` of the last answer (or of the last change applied), or the Catalog-Cursor header of an export. Omitted: the answer is the current head, with no changes. Cursors are opaque; one older than the changes the feed keeps (at least 7 days) is answered 410.',
+      schema: { type: 'string', pattern: CURSOR_PATTERN.source },
+    },
+    changesLimit: {
+      name: 'limit',
+      in: 'query',
+      required: false,
+      description: `At most this many changes per answer, ${CHANGES_LIMITS.limitMin} to ${CHANGES_LIMITS.limitMax} (fewer when their products pass 8 MB).`,
+      schema: { type: 'integer', minimum: CHANGES_LIMITS.limitMin, maximum: CHANGES_LIMITS.limitMax, default: CHANGES_LIMITS.limitDefault },
+    },
+    wait: {
+      name: 'wait',
+      in: 'query',
+      required: false,
+      description: `Long poll: with nothing after \`since\`, hold the request open up to this many seconds (${CHANGES_LIMITS.waitMin} to ${CHANGES_LIMITS.waitMax}) and answer as soon as a change arrives, or with no changes when the time is up.`,
+      schema: { type: 'integer', minimum: CHANGES_LIMITS.waitMin, maximum: CHANGES_LIMITS.waitMax, default: CHANGES_LIMITS.waitDefault },
+    },
+    acceptEncoding: {
+      name: 'Accept-Encoding',
+      in: 'header',
+      required: false,
+      description: '`br` or `gzip` (or both): the export is compressed, as it streams, with the one preferred (br on a tie).',
+      schema: { type: 'string' },
+    },
     ifNoneMatch: {
       name: 'If-None-Match',
       in: 'header',
@@ -130,17 +167,20 @@ function parameters(): Record<string, JsonObject> {
 const integerHeader = (description: string): JsonObject => ({ description, schema: { type: 'integer', minimum: 0 } });
 const stringHeader = (description: string): JsonObject => ({ description, schema: { type: 'string' } });
 
-function headers(searchPerMinute: number, otherPerMinute: number): Record<string, JsonObject> {
+function headers(opts: Required<OpenApiOptions>): Record<string, JsonObject> {
   return {
     ETag: stringHeader('Strong entity tag of the body; send it back in If-None-Match.'),
     'Cache-Control': stringHeader('How long the answer may be kept: at most 300 s by shared caches (edge), at most 60 s by browsers; `no-store` on errors.'),
-    'X-RateLimit-Limit': integerHeader(`Requests allowed per minute in this route's budget (${searchPerMinute} for searches, ${otherPerMinute} for other calls).`),
+    'X-RateLimit-Limit': integerHeader(
+      `Requests allowed per minute in this route's budget (${opts.searchPerMinute} for searches, ${opts.exportPerMinute} for exports, ${opts.changesPerMinute} for the change feed, ${opts.otherPerMinute} for other calls).`,
+    ),
     'X-RateLimit-Remaining': integerHeader('Requests left in the current window.'),
     'X-RateLimit-Reset': integerHeader('Unix time (seconds) at which the current window ends.'),
     RateLimit: stringHeader('IETF draft RateLimit field: `"<bucket>";r=<remaining>;t=<seconds to reset>`.'),
     'RateLimit-Policy': stringHeader('IETF draft RateLimit-Policy field: `"<bucket>";q=<quota>;w=<window seconds>`.'),
     'Retry-After': integerHeader('Seconds until the window ends and requests are accepted again.'),
     'X-Request-Id': stringHeader('Identifier of this request in the service logs; a valid X-Request-Id sent by the client is kept.'),
+    'Catalog-Cursor': stringHeader('The change-feed position the export is consistent with: pass it as `since` to GET /changes to follow the catalog from there.'),
   };
 }
 
@@ -168,6 +208,11 @@ function responses(): Record<string, JsonObject> {
       headers: headerRefs(['Cache-Control', ...RATE_HEADERS]),
       content: json('Error'),
     },
+    CursorExpired: {
+      description: 'The feed cannot continue from this cursor (older than the changes it keeps, or from another catalog database): `code` CURSOR_EXPIRED. Export again and follow the feed from the new Catalog-Cursor.',
+      headers: headerRefs(['Cache-Control', ...RATE_HEADERS]),
+      content: json('Error'),
+    },
     TooManyRequests: {
       description: 'The per-IP budget for the minute is spent: `code` TOO_MANY_REQUESTS; slow down and retry after Retry-After seconds.',
       headers: headerRefs(['Retry-After', 'Cache-Control', ...RATE_HEADERS]),
@@ -184,6 +229,8 @@ export interface OpenApiOptions {
   publicUrl: string;
   searchPerMinute: number;
   otherPerMinute: number;
+  exportPerMinute?: number;
+  changesPerMinute?: number;
 }
 
 export type OpenApiDocument = JsonObject & {
@@ -199,7 +246,12 @@ export type OpenApiDocument = JsonObject & {
   };
 };
 
-export function buildOpenApiDocument(opts: OpenApiOptions): OpenApiDocument {
+export function buildOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
+  const opts: Required<OpenApiOptions> = {
+    exportPerMinute: DEFAULT_EXPORT_PER_MINUTE,
+    changesPerMinute: DEFAULT_CHANGES_PER_MINUTE,
+    ...options,
+  };
   const p = (name: string) => ref('parameters', name);
   return {
     openapi: '3.1.0',
@@ -207,11 +259,11 @@ export function buildOpenApiDocument(opts: OpenApiOptions): OpenApiDocument {
       title: 'Product catalog API',
       version: API_VERSION,
       description: [
-        'Read-only JSON access to the live listings of the product directory: search and list products, list categories, fetch one listing by slug.',
+        'Read-only JSON access to the live listings of the product directory: search and list products, list categories, fetch one listing by slug; export the whole catalog and follow its changes.',
         '',
         'Only live listings are ever returned; a listing that is not live is treated as absent. No key is needed. Every endpoint is a GET, answers JSON and allows cross-origin requests.',
         '',
-        `Requests are limited per IP: ${opts.searchPerMinute} searches and ${opts.otherPerMinute} other calls per minute; over the limit the answer is 429 until the minute ends.`,
+        `Requests are limited per IP: ${opts.searchPerMinute} searches, ${opts.exportPerMinute} exports, ${opts.changesPerMinute} change-feed requests (a long poll counts once) and ${opts.otherPerMinute} other calls per minute; over the limit the answer is 429 until the minute ends.`,
         'Answers may be served from an edge cache for up to five minutes, so a listing change takes up to that long to show.',
         '',
         'Anyone showing a listing elsewhere should link to its listing page (the product `url`).',
@@ -221,6 +273,7 @@ export function buildOpenApiDocument(opts: OpenApiOptions): OpenApiDocument {
     tags: [
       { name: 'products', description: 'Live listings' },
       { name: 'categories', description: 'Categories with live-listing counts' },
+      { name: 'feed', description: 'The whole catalog at once, then its changes: for consumers that keep a copy' },
     ],
     paths: {
       '/search': {
@@ -269,11 +322,67 @@ export function buildOpenApiDocument(opts: OpenApiOptions): OpenApiDocument {
           },
         },
       },
+      '/export': {
+        get: {
+          operationId: 'exportProducts',
+          tags: ['feed'],
+          summary: 'Export every live listing',
+          description: [
+            'The whole live catalog in one answer: one Product per line (NDJSON), newest first (as `/search` orders them), each line byte for byte what `/products/{slug}` answers.',
+            'The `Catalog-Cursor` header names the change-feed position the export is consistent with: follow `/changes` from it and the copy stays equal to the live catalog.',
+            `Streamed as it is read; compressed when asked (\`br\` at quality ${BROTLI_QUALITY}, \`gzip\` at level ${GZIP_LEVEL}). The same catalog has the same ETag on every server. Takes no query parameters: any one given is rejected (400, naming it).`,
+          ].join(' '),
+          parameters: [p('acceptEncoding'), p('ifNoneMatch')],
+          responses: {
+            '200': {
+              description: 'Every live listing, one Product per line, newest first.',
+              headers: {
+                ...headerRefs(['ETag', 'Catalog-Cursor']),
+                'Cache-Control': stringHeader('`public, max-age=300`: a copy up to five minutes old is still followed exactly from its own cursor.'),
+                'Content-Encoding': stringHeader('`br` or `gzip` when the export is compressed; absent otherwise.'),
+                ...headerRefs(RATE_HEADERS),
+              },
+              content: {
+                'application/x-ndjson': {
+                  schema: { type: 'string', description: 'NDJSON: one Product object per line, each line ending in a newline.' },
+                  'x-item-schema': ref('schemas', 'Product'),
+                },
+              },
+            },
+            '304': ref('responses', 'NotModified'),
+            '400': ref('responses', 'BadRequest'),
+            '429': ref('responses', 'TooManyRequests'),
+          },
+        },
+      },
+      '/changes': {
+        get: {
+          operationId: 'listChanges',
+          tags: ['feed'],
+          summary: 'Follow the changes to the live catalog',
+          description: [
+            'The changes after `since`, oldest first: `upsert` carries the Product as it now reads, `delete` means no live listing has the slug any more (hidden, rejected, back in review, deleted). A slug that changes shows as a delete of the old slug and an upsert of the new one.',
+            'Apply them in order to a copy keyed by slug, then continue from the answer\'s `cursor`. Cursors stay valid across a rebuild of the projection and a change of projector; no change is skipped or reordered.',
+            'Unknown parameters are rejected.',
+          ].join(' '),
+          parameters: [p('since'), p('changesLimit'), p('wait')],
+          responses: {
+            '200': {
+              description: 'The changes after `since` (none when there is nothing new), and the cursor to continue from.',
+              headers: { 'Cache-Control': stringHeader('`no-store`: the feed is always read from the service.'), ...headerRefs(RATE_HEADERS) },
+              content: json('ChangePage'),
+            },
+            '400': ref('responses', 'BadRequest'),
+            '410': ref('responses', 'CursorExpired'),
+            '429': ref('responses', 'TooManyRequests'),
+          },
+        },
+      },
     },
     components: {
       schemas: componentSchemas(),
       parameters: parameters(),
-      headers: headers(opts.searchPerMinute, opts.otherPerMinute),
+      headers: headers(opts),
       responses: responses(),
     },
   };

@@ -6,8 +6,11 @@ import { buildLimiter } from '../util/keyed-limiter.ts';
  * Per-IP request budgets (spec section 8): searches and other calls are separate buckets of
  * a one-minute window. With REDIS_URL every API process shares one budget; if Redis goes away,
  * requests keep being served and limited in this process's memory until it comes back.
+ * The bulk export and the change feed have budgets of their own: an export is the whole
+ * catalog in one answer, and a consumer following the feed must not spend the budget it needs
+ * for its other calls.
  */
-export type Bucket = 'search' | 'other' | 'pages';
+export type Bucket = 'search' | 'other' | 'pages' | 'export' | 'changes';
 
 export interface RateDecision {
   readonly allowed: boolean;
@@ -35,6 +38,10 @@ export interface RateLimitOptions {
   otherPerMinute: number;
   /** The web pages' own budget (people browsing, makers, admins); default 300. */
   pagesPerMinute?: number;
+  /** GET /api/v1/export; default 6. */
+  exportPerMinute?: number;
+  /** GET /api/v1/changes; default 120. */
+  changesPerMinute?: number;
   /** The shared budgets' Redis connection (connectRedis); undefined counts in memory. */
   redis?: Redis | undefined;
   /** Key prefix in Redis, so several deployments may share a server. */
@@ -46,6 +53,8 @@ export interface RateLimitOptions {
 const WINDOW_SECONDS = 60;
 const REDIS_RETRY_MAX_MS = 1000;
 export const DEFAULT_PAGES_PER_MINUTE = 300;
+export const DEFAULT_EXPORT_PER_MINUTE = 6;
+export const DEFAULT_CHANGES_PER_MINUTE = 120;
 
 /**
  * A connection to REDIS_URL for the shared budgets. ioredis is loaded only here, so a process
@@ -74,12 +83,17 @@ export function createRateLimits(opts: RateLimitOptions): RateLimits {
   const redis = opts.redis;
   const make = (bucket: Bucket, points: number): RateLimiterAbstract => buildLimiter({ keyPrefix: `${prefix}:${bucket}`, points, durationSeconds: windowSeconds, redis });
 
-  const limiters: Record<Bucket, { limiter: RateLimiterAbstract; points: number }> = {
-    search: { limiter: make('search', opts.searchPerMinute), points: opts.searchPerMinute },
-    other: { limiter: make('other', opts.otherPerMinute), points: opts.otherPerMinute },
-    pages: { limiter: make('pages', opts.pagesPerMinute ?? DEFAULT_PAGES_PER_MINUTE), points: opts.pagesPerMinute ?? DEFAULT_PAGES_PER_MINUTE },
+  const points: Record<Bucket, number> = {
+    search: opts.searchPerMinute,
+    other: opts.otherPerMinute,
+    pages: opts.pagesPerMinute ?? DEFAULT_PAGES_PER_MINUTE,
+    export: opts.exportPerMinute ?? DEFAULT_EXPORT_PER_MINUTE,
+    changes: opts.changesPerMinute ?? DEFAULT_CHANGES_PER_MINUTE,
   };
-  const rejections: Record<Bucket, number> = { search: 0, other: 0, pages: 0 };
+  const limiters = Object.fromEntries(
+    (Object.keys(points) as Bucket[]).map((bucket) => [bucket, { limiter: make(bucket, points[bucket]), points: points[bucket] }]),
+  ) as Record<Bucket, { limiter: RateLimiterAbstract; points: number }>;
+  const rejections: Record<Bucket, number> = { search: 0, other: 0, pages: 0, export: 0, changes: 0 };
 
   return {
     windowSeconds,

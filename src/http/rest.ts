@@ -1,11 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config/config.ts';
+import type { ChangeFeed } from '../read/change-feed.ts';
 import { parseNoParams, parseProductRequest, parseProductSlug, parseSearchParams } from '../read/params.ts';
 import { etagOf, type ReadService } from '../read/read-service.ts';
 import { cacheControlFor, sendCacheable } from './caching.ts';
 import { registerCors } from './cors.ts';
 import { renderDocsPage } from './docs-page.tsx';
 import { METHOD_NOT_ALLOWED, notFoundRoute, sendError, requestPath } from './errors.ts';
+import { registerFeedRoutes } from './feed-routes.ts';
 import { API_PREFIX, buildOpenApiDocument } from './openapi.ts';
 import type { RateLimits } from './rate-limit.ts';
 import { addRateLimitHook } from './rate-limit-hook.ts';
@@ -21,11 +23,13 @@ export interface RestDeps {
   config: Config;
   read: ReadService;
   rateLimits: RateLimits;
+  /** The bulk export and the change feed. */
+  feed: ChangeFeed;
 }
 
 /** Paths of the scope that answer GET and HEAD only; other methods get a 405 naming them. */
-const GET_ONLY_PATHS = ['/search', '/categories', '/products', '/products/:slug', '/openapi.json', '/docs'];
-const KNOWN_PATH = /^\/(search|categories|products(\/[^/]*)?|openapi\.json|docs)\/?$/;
+const GET_ONLY_PATHS = ['/search', '/categories', '/products', '/products/:slug', '/export', '/changes', '/openapi.json', '/docs'];
+const KNOWN_PATH = /^\/(search|categories|products(\/[^/]*)?|export|changes|openapi\.json|docs)\/?$/;
 
 /**
  * The REST API under /api/v1 (spec section 4): thin handlers over the read service. Bodies are
@@ -36,7 +40,8 @@ const KNOWN_PATH = /^\/(search|categories|products(\/[^/]*)?|openapi\.json|docs)
  * Order inside the scope: CORS first (preflights answered, headers on every answer), then the
  * rate limit (before validation: invalid requests count), then the routes.
  *
- * Budgets: /search spends from the search bucket (30/min); /categories, /products/{slug}, the
+ * Budgets: /search spends from the search bucket (30/min), /export from the export bucket
+ * (6/min), /changes from the change-feed bucket (120/min); /categories, /products/{slug}, the
  * OpenAPI document, the reference page, 405s and unknown paths under /api/v1 spend from the
  * other bucket (60/min). Only preflights are free.
  */
@@ -47,6 +52,8 @@ export async function registerRest(app: FastifyInstance, deps: RestDeps): Promis
     publicUrl: config.publicUrl,
     searchPerMinute: config.rateLimits.searchPerMinute,
     otherPerMinute: config.rateLimits.otherPerMinute,
+    exportPerMinute: config.rateLimits.exportPerMinute,
+    changesPerMinute: config.rateLimits.changesPerMinute,
   });
   const documentBody = JSON.stringify(document);
   const documentAnswer = { body: documentBody, etag: etagOf(documentBody) };
@@ -86,6 +93,8 @@ export async function registerRest(app: FastifyInstance, deps: RestDeps): Promis
       api.get('/products', { config: { operationId: 'getProduct', rateLimitBucket: 'other' } }, async (request, reply) =>
         sendCacheable(request, reply, read.product(parseProductSlug({ slug: '' })), cacheControl),
       );
+
+      registerFeedRoutes(api, { feed: deps.feed, config });
 
       api.get('/openapi.json', { config: { rateLimitBucket: 'other' } }, async (request, reply) =>
         sendCacheable(request, reply, documentAnswer, cacheControl),

@@ -1,6 +1,15 @@
 import { z } from 'zod';
 import { badRequest, issuesFromZod } from '../contract/errors.ts';
-import { productSlugParamSchema, SEARCH_LIMITS, SLUG_MAX, SLUG_PATTERN, searchParamsSchema, type SearchQuery } from '../contract/schemas.ts';
+import {
+  changesParamsSchema,
+  productSlugParamSchema,
+  SEARCH_LIMITS,
+  SLUG_MAX,
+  SLUG_PATTERN,
+  searchParamsSchema,
+  type ChangesQuery,
+  type SearchQuery,
+} from '../contract/schemas.ts';
 import type { ValidationIssue } from '../contract/schemas.ts';
 
 /**
@@ -137,4 +146,12 @@ export function parseProductRequest(slug: string, query: unknown): string {
   if (!parsed.success) issues.push(...issuesFromZod(parsed.error));
   issues.push(...unknownParams(query));
   throw badRequest(issues);
+}
+
+/** GET /changes: since, limit and wait, every rejected parameter named at once. */
+export function parseChangesParams(input: unknown): ChangesQuery {
+  const parsed = changesParamsSchema.safeParse(input ?? {});
+  if (!parsed.success) throw badRequest(issuesFromZod(parsed.error));
+  const { since, limit, wait } = parsed.data;
+  return since === undefined ? { limit, wait } : { since, limit, wait };
 }

@@ -5,6 +5,8 @@ import type { Pool, PoolClient } from '../db/pool.ts';
 import type { EmbeddedSearchIndex } from '../search/embedded/embedded-search-index.ts';
 import type { SearchDocument } from '../search/port.ts';
 import { searchDocumentOf } from '../search/search-row.ts';
+import { compareListing } from '../search/embedded/listing-positions.ts';
+import type { ChangeLogPosition } from './feed-cursor.ts';
 import { Snapshot, SnapshotBuilder, type SnapshotRow } from './snapshot.ts';
 import { buildSnapshotFromRows, latestSnapshot, LocalSnapshotCache, readSnapshotBytes, SNAPSHOT_COLUMNS, type SnapshotInfo } from './snapshot-store.ts';
 
@@ -34,9 +36,33 @@ export interface MirroredProduct {
   readonly websiteFollowed: boolean;
 }
 
+/**
+ * The live catalog at one position of the change log: what GET /api/v1/export streams. Whatever
+ * the mirror's storage, the snapshot must not move while it is read (a change applied to the
+ * mirror meanwhile is not seen), and `docs` must be exactly the products `productBySlug` answers
+ * at `head`.
+ */
+export interface CatalogSnapshot {
+  /** The change-log position the snapshot is consistent with: export + changes after it = live. */
+  readonly head: ChangeLogPosition;
+  /** Products in the snapshot. */
+  readonly size: number;
+  /**
+   * Each live product's stored JSON, byte for byte what GET /products/{slug} answers, newest
+   * first: listed_at descending, never-listed last, ties by id ascending (the search order).
+   */
+  readonly docs: Iterable<Uint8Array>;
+}
+
 export interface ProjectionMirror {
   /** Projection version this process reflects. */
   readonly version: number;
+  /**
+   * The change-log position this process reflects, read in the same snapshot as the products:
+   * the change feed serves nothing after it (a client must never hear of a change that
+   * /products/{slug} on this process cannot show yet).
+   */
+  readonly head: ChangeLogPosition;
   /** When the mirror last confirmed it is current (ms since epoch). */
   readonly checkedAt: number;
   readonly size: number;
@@ -46,6 +72,12 @@ export interface ProjectionMirror {
   readonly categoriesBody: string;
   /** Where the mirror's catalog came from at its last full load, for logs and /readyz. */
   readonly loadedFrom: string;
+  /**
+   * The catalog as it stands, for the bulk export: the only thing the export reads from the
+   * mirror. Cheap to call: it holds the current snapshot, a copy of which of its positions are
+   * gone, and the products changed since it in listing order, and merges them as it is read.
+   */
+  exportSnapshot(): CatalogSnapshot;
   /** Called after each applied change, with the new version. */
   onChange(listener: (version: number) => void): () => void;
   /** Applies any change the projection has that this process lacks. */
@@ -78,6 +110,19 @@ export interface ProjectionMirrorOptions {
 }
 
 const EMPTY = new SnapshotBuilder(undefined).finish(0);
+
+/** A product changed since the snapshot, kept as an object. */
+interface ChangedProduct extends MirroredProduct {
+  /** listed_at in ms since the epoch; -Infinity when never listed (listing order). */
+  readonly listedAt: number;
+}
+
+interface StateRow {
+  version: number;
+  oldest_version: number;
+  change_position: number;
+  change_log: string;
+}
 
 /** A product of the snapshot, read from it field by field as asked (most reads need only the document and its ETag). */
 class SnapshotProduct implements MirroredProduct {
@@ -117,9 +162,12 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
   let gone = new Uint8Array(0);
   let goneCount = 0;
   /** Products changed since the snapshot. */
-  let changedById = new Map<string, MirroredProduct>();
-  let changedBySlug = new Map<string, MirroredProduct>();
+  let changedById = new Map<string, ChangedProduct>();
+  let changedBySlug = new Map<string, ChangedProduct>();
+  /** The changed products in listing order, made for an export and kept until the next change. */
+  let changedInOrder: ChangedProduct[] | undefined;
   let version = -1;
+  let head: ChangeLogPosition = { log: '', position: 0 };
   let checkedAt = 0;
   let lastReloadCheck = 0;
   let loadedFrom = 'nothing yet';
@@ -154,6 +202,7 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
     goneCount = 0;
     changedById = new Map();
     changedBySlug = new Map();
+    changedInOrder = undefined;
     loadedFrom = from;
     if (embeddedIndex) {
       if (!next.search) throw new Error('the snapshot holds no search index');
@@ -173,12 +222,14 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
   }
 
   /** Loads the whole projection at the transaction's snapshot: a stored snapshot and the changes since, or every row. */
-  async function fullLoad(client: PoolClient, target: number, oldestVersion: number): Promise<void> {
+  async function fullLoad(client: PoolClient, state: StateRow): Promise<void> {
+    const target = state.version;
+    const oldestVersion = state.oldest_version;
     const started = Date.now();
     const stored = await loadStored(client, oldestVersion, target);
     if (stored) {
       install(stored.snapshot, `snapshot ${stored.info.id} of version ${stored.info.version} (${stored.local ? 'local copy' : 'database'})`);
-      await applyDelta(client, stored.snapshot.version, target);
+      await applyDelta(client, stored.snapshot.version, state);
       if (!stored.local && cache) {
         // After the answer: writing a copy is no reason to wait.
         cache.write(stored.info, stored.bytes).catch((err: unknown) => opts.log?.warn({ err }, 'could not keep a local copy of the projection snapshot'));
@@ -188,10 +239,11 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
       categoriesBody = await readCategories(client);
     }
     version = target;
+    head = { log: state.change_log, position: state.change_position };
     opts.log?.info({ version, listings: size(), from: loadedFrom, ms: Date.now() - started }, 'projection mirror loaded');
   }
 
-  async function applyDelta(client: PoolClient, from: number, target: number): Promise<void> {
+  async function applyDelta(client: PoolClient, from: number, state: StateRow): Promise<void> {
     const removed = await client.query<{ id: string }>('SELECT id FROM projection.removed WHERE version > $1', [from]);
     const changed = await client.query<SnapshotRow>(`SELECT ${SNAPSHOT_COLUMNS} FROM projection.products WHERE version > $1`, [from]);
     const categories = await readCategories(client);
@@ -212,12 +264,15 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
     for (const row of changed.rows) {
       drop(row.id);
       const bytes = Buffer.from(row.doc, 'utf8');
-      const entry: MirroredProduct = { id: row.id, slug: row.slug, bytes, etag: etagOf(row.doc), websiteFollowed: row.website_followed };
+      const listedAt = row.listed_at === null ? Number.NEGATIVE_INFINITY : row.listed_at.getTime();
+      const entry: ChangedProduct = { id: row.id, slug: row.slug, bytes, etag: etagOf(row.doc), websiteFollowed: row.website_followed, listedAt };
       changedById.set(row.id, entry);
       changedBySlug.set(row.slug, entry);
     }
+    if (removedIds.length || changed.rows.length) changedInOrder = undefined;
     categoriesBody = categories;
-    version = target;
+    version = state.version;
+    head = { log: state.change_log, position: state.change_position };
   }
 
   function size(): number {
@@ -236,10 +291,8 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
     try {
       // One snapshot for the version and the rows, so they agree.
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      const { rows } = await client.query<{ version: number; oldest_version: number }>(
-        'SELECT version, oldest_version FROM projection.state',
-      );
-      const state = rows[0] ?? { version: 0, oldest_version: 0 };
+      const { rows } = await client.query<StateRow>('SELECT version, oldest_version, change_position, change_log FROM projection.state');
+      const state = rows[0] ?? { version: 0, oldest_version: 0, change_position: 0, change_log: '' };
       let reload = version < 0 || version < state.oldest_version || state.version < version;
       if (!reload && wantsNewerSnapshot()) {
         lastReloadCheck = Date.now();
@@ -247,10 +300,10 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
         reload = latest !== undefined && latest.version > snapshot.version && latest.version <= state.version && latest.version >= state.oldest_version;
       }
       if (reload) {
-        await fullLoad(client, state.version, state.oldest_version);
+        await fullLoad(client, state);
         changedTo = state.version;
       } else if (state.version !== version) {
-        await applyDelta(client, version, state.version);
+        await applyDelta(client, version, state);
         changedTo = state.version;
       }
       await client.query('COMMIT');
@@ -276,6 +329,9 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
     get version() {
       return version;
     },
+    get head() {
+      return head;
+    },
     get checkedAt() {
       return checkedAt;
     },
@@ -287,6 +343,28 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
     },
     get loadedFrom() {
       return loadedFrom;
+    },
+    exportSnapshot() {
+      const base = snapshot;
+      // The snapshot's arrays never change; which of its positions are gone does, so it is copied.
+      const goneNow = gone.slice();
+      changedInOrder ??= [...changedById.values()].sort((a, b) => compareListing(a.listedAt, a.id, b.listedAt, b.id));
+      const changed = changedInOrder;
+      return {
+        head,
+        size: size(),
+        docs: {
+          *[Symbol.iterator]() {
+            let c = 0;
+            for (let p = 0; p < base.count; p++) {
+              if (goneNow[p] !== 0) continue;
+              while (c < changed.length && base.positions.compareWith(p, changed[c]!.listedAt, changed[c]!.id) > 0) yield changed[c++]!.bytes;
+              yield base.docBytes(p);
+            }
+            while (c < changed.length) yield changed[c++]!.bytes;
+          },
+        },
+      };
     },
     productById(id) {
       const changed = changedById.get(id);

@@ -70,7 +70,7 @@ describe('the document', () => {
     expect(doc.servers[0]!.url.endsWith('/api/v1')).toBe(true);
   });
 
-  test('names the three GET operations, each served by the application', () => {
+  test('names the five GET operations, each served by the application', () => {
     const ops = Object.entries(doc.paths).flatMap(([path, methods]) =>
       Object.entries(methods).map(([method, op]) => [method, path, (op as Json).operationId]),
     );
@@ -78,6 +78,8 @@ describe('the document', () => {
       ['get', '/search', 'searchProducts'],
       ['get', '/categories', 'listCategories'],
       ['get', '/products/{slug}', 'getProduct'],
+      ['get', '/export', 'exportProducts'],
+      ['get', '/changes', 'listChanges'],
     ]);
     for (const path of Object.keys(doc.paths)) {
       expect(app.hasRoute({ method: 'GET', url: `/api/v1${path.replace(/\{(\w+)\}/g, ':$1')}` }), path).toBe(true);
@@ -94,6 +96,14 @@ describe('the document', () => {
     }
     expect(parameter('/products/{slug}', 'slug')).toMatchObject({ in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 200 } });
     expect(operation('/categories').parameters.map(resolve).map((p) => p.in)).toEqual(['header']);
+    expect(operation('/export').parameters.map(resolve).map((p) => [p.name, p.in])).toEqual([
+      ['Accept-Encoding', 'header'],
+      ['If-None-Match', 'header'],
+    ]);
+    expect(operation('/changes').parameters.map(resolve).map((p) => p.name)).toEqual(['since', 'limit', 'wait']);
+    expect(parameter('/changes', 'since')).toMatchObject({ in: 'query', required: false, schema: { type: 'string', pattern: expect.any(String) } });
+    expect(parameter('/changes', 'limit')).toMatchObject({ in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } });
+    expect(parameter('/changes', 'wait')).toMatchObject({ in: 'query', required: false, schema: { type: 'integer', minimum: 0, maximum: 30, default: 0 } });
   });
 
   test('documents every response with its schema and headers', () => {
@@ -112,13 +122,25 @@ describe('the document', () => {
     const refusedHeaders = Object.keys(resolve(operation('/search').responses['429']).headers as Json);
     expect(refusedHeaders).toContain('Retry-After');
     expect(resolve(operation('/search').responses['304']).content).toBeUndefined();
+    expect(statuses('/export')).toEqual(['200', '304', '400', '429']);
+    expect(statuses('/changes')).toEqual(['200', '400', '410', '429']);
+    const exported = resolve(operation('/export').responses['200']);
+    expect(Object.keys(exported.content as Json)).toEqual(['application/x-ndjson']);
+    expect((exported.content as Record<string, Json>)['application/x-ndjson']!['x-item-schema']).toEqual({ $ref: '#/components/schemas/Product' });
+    expect(Object.keys(exported.headers as Json)).toEqual(expect.arrayContaining(['ETag', 'Catalog-Cursor', 'Cache-Control', 'Content-Encoding', 'X-RateLimit-Limit']));
+    expect(documentedResponseSchema(doc, '/changes', '200')).toBe('ChangePage');
+    expect(documentedResponseSchema(doc, '/changes', '410')).toBe('Error');
   });
 
   test('the object schemas come from the contract: every field required, none beyond', () => {
     const { schemas } = doc.components;
-    expect(Object.keys(schemas).sort()).toEqual(['Category', 'CategoryList', 'Error', 'FaqItem', 'Product', 'Promo', 'SearchResult', 'ValidationIssue']);
+    expect(Object.keys(schemas).sort()).toEqual(['Category', 'CategoryList', 'Change', 'ChangePage', 'Error', 'FaqItem', 'Product', 'Promo', 'SearchResult', 'ValidationIssue']);
+    expect((schemas.Change.properties as Json).product).toEqual({
+      anyOf: [{ $ref: '#/components/schemas/Product' }, { type: 'null' }],
+      description: expect.any(String),
+    });
     expect([...(schemas.Product.required as string[])].sort()).toEqual(PRODUCT_FIELDS);
-    for (const name of ['Product', 'FaqItem', 'Promo', 'Category', 'SearchResult', 'CategoryList', 'Error'] as const) {
+    for (const name of ['Product', 'FaqItem', 'Promo', 'Category', 'SearchResult', 'CategoryList', 'Change', 'ChangePage', 'Error'] as const) {
       expect(schemas[name].additionalProperties, name).toBe(false);
     }
     expect((schemas.SearchResult.properties as Json).products).toEqual({ type: 'array', items: { $ref: '#/components/schemas/Product' } });
@@ -157,6 +179,18 @@ describe('actual answers validate against the document', () => {
   test.each([...LIVE_SLUGS_NEWEST_FIRST, 'draft-idea', 'hidden-gem', 'missing', 'x'.repeat(201)])('GET /products/%s', async (slug) => {
     const res = await get(`/api/v1/products/${slug}`);
     expectDocumented('/products/{slug}', res.statusCode, res.json());
+  });
+
+  test.each(['', 'limit=1', 'since=nope', 'limit=5000&wait=x', 'since=ffffffff-1'])('GET /changes?%s', async (query) => {
+    const res = await get(`/api/v1/changes?${query}`);
+    expectDocumented('/changes', res.statusCode, res.json());
+  });
+
+  test('GET /export: every line a Product', async () => {
+    const res = await get('/api/v1/export');
+    expect(res.headers['content-type']).toBe('application/x-ndjson');
+    const validate = schemaFor('Product');
+    for (const line of res.body.split('\n').filter(Boolean)) expect(validate(JSON.parse(line)), JSON.stringify(validate.errors)).toBe(true);
   });
 
   test('a 429 of each operation', async () => {
@@ -203,9 +237,12 @@ describe('the reference page at /api/v1/docs', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
     const html = res.body;
-    for (const id of ['searchProducts', 'listCategories', 'getProduct']) expect(html).toContain(id);
-    for (const name of ['q', 'category', 'label', 'tag', 'page', 'limit', 'slug']) expect(html).toContain(`<code>${name}</code>`);
-    for (const schema of ['Product', 'FaqItem', 'Promo', 'Category', 'SearchResult', 'CategoryList', 'Error']) expect(html).toContain(`id="schema-${schema}"`);
+    for (const id of ['searchProducts', 'listCategories', 'getProduct', 'exportProducts', 'listChanges']) expect(html).toContain(`id="op-${id}"`);
+    for (const name of ['q', 'category', 'label', 'tag', 'page', 'limit', 'slug', 'since', 'wait']) expect(html).toContain(`<code>${name}</code>`);
+    for (const schema of ['Product', 'FaqItem', 'Promo', 'Category', 'SearchResult', 'CategoryList', 'Change', 'ChangePage', 'Error']) expect(html).toContain(`id="schema-${schema}"`);
+    expect(html).toContain('<code>application/x-ndjson</code>: one <a href="#schema-Product">Product</a> per line');
+    expect(html).toContain('1 to 1000');
+    expect(html).toContain('<code>Catalog-Cursor</code>');
     expect(html).toContain('2 to 100 characters');
     expect(html).toContain('1 to 500');
     expect(html).toContain('1.0.0');

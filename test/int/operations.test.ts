@@ -82,6 +82,9 @@ describe('/metrics', () => {
     expect(metricValue(text, 'catalog_rate_limit_rejections_total{bucket="other"}')).toBe(0);
     expect(metricValue(text, 'catalog_live_listings')).toBe(7);
     expect(metricValue(text, 'catalog_projection_version')).toBe(stack.service.read.version);
+    expect(metricValue(text, 'catalog_change_feed_position')).toBe(stack.service.mirror.head.position);
+    expect(stack.service.mirror.head.position).toBeGreaterThanOrEqual(7);
+    for (const bucket of ['export', 'changes']) expect(metricValue(text, `catalog_rate_limit_rejections_total{bucket="${bucket}"}`)).toBe(0);
     expect(metricValue(text, 'catalog_projection_lag_seconds')).toBeGreaterThanOrEqual(0);
     expect(Number.isInteger(metricValue(text, 'catalog_projection_unprojected_rows'))).toBe(true);
     expect(metricValue(text, 'catalog_projection_unprojected_rows')).toBeGreaterThanOrEqual(0);

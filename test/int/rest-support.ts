@@ -23,7 +23,7 @@ export const PRODUCT_FIELDS = [
   'product_type', 'pricing_model', 'social', 'featured', 'listed_at', 'highlights', 'ideal_for', 'faq', 'promo',
 ].sort();
 
-export type SchemaName = 'Product' | 'Category' | 'SearchResult' | 'CategoryList' | 'Error' | 'FaqItem' | 'Promo';
+export type SchemaName = 'Product' | 'Category' | 'SearchResult' | 'CategoryList' | 'Change' | 'ChangePage' | 'Error' | 'FaqItem' | 'Promo';
 
 /**
  * Validators for the document's component schemas (JSON Schema draft 2020-12 with formats), so

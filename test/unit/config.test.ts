@@ -11,7 +11,8 @@ describe('configuration from the environment', () => {
     expect(c.siteUrl).toBe(c.publicUrl);
     expect(c.meili).toBeUndefined();
     expect(c.trustProxy).toBe(false);
-    expect(c.rateLimits).toEqual({ searchPerMinute: 30, otherPerMinute: 60, pagesPerMinute: 300 });
+    expect(c.rateLimits).toEqual({ searchPerMinute: 30, otherPerMinute: 60, pagesPerMinute: 300, exportPerMinute: 6, changesPerMinute: 120 });
+    expect(c.changesRetentionHours).toBe(7 * 24);
     expect(c.cache.maxAgeSeconds).toBe(300);
     expect(Object.isFrozen(c)).toBe(true);
   });
@@ -37,6 +38,12 @@ describe('configuration from the environment', () => {
     ]);
   });
 
+  it('reads the export and change-feed budgets and how long changes are kept', () => {
+    const c = loadConfig({ RATE_LIMIT_EXPORT_PER_MIN: '2', RATE_LIMIT_CHANGES_PER_MIN: '300', CHANGES_RETENTION_DAYS: '30' });
+    expect(c.rateLimits).toMatchObject({ exportPerMinute: 2, changesPerMinute: 300 });
+    expect(c.changesRetentionHours).toBe(30 * 24);
+  });
+
   it('treats an empty variable as unset', () => {
     expect(loadConfig({ PORT: '', DATABASE_URL: '' }).port).toBe(3000);
   });
@@ -50,6 +57,9 @@ describe('configuration from the environment', () => {
     ['TRUST_PROXY', 'maybe', 'TRUST_PROXY: must be true, false'],
     ['RATE_LIMIT_SEARCH_PER_MIN', '0', 'RATE_LIMIT_SEARCH_PER_MIN: must be at least 1'],
     ['CACHE_MAX_AGE_SECONDS', '301', 'CACHE_MAX_AGE_SECONDS: must be at most 300'],
+    ['RATE_LIMIT_EXPORT_PER_MIN', '0', 'RATE_LIMIT_EXPORT_PER_MIN: must be at least 1'],
+    ['RATE_LIMIT_CHANGES_PER_MIN', 'many', 'RATE_LIMIT_CHANGES_PER_MIN: must be a whole number'],
+    ['CHANGES_RETENTION_DAYS', '6', 'CHANGES_RETENTION_DAYS: must be at least 7'],
     ['LOG_LEVEL', 'loud', 'LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent'],
     ['MCP_ALLOWED_ORIGINS', 'not-an-origin', 'MCP_ALLOWED_ORIGINS: must be a comma-separated list of origins'],
     ['MCP_ALLOWED_ORIGINS', 'https://a.example/path', 'MCP_ALLOWED_ORIGINS: must be a comma-separated list of origins'],
