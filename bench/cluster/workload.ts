@@ -95,6 +95,8 @@ export interface WorkloadOptions {
   run: string;
   /** Attempts of one write before the client gives it up. */
   attempts?: number;
+  /** At most this many writes a second across all agents (unpaced when absent). */
+  perSecond?: number;
 }
 
 const token = () => randomBytes(5).toString('hex');
@@ -109,8 +111,11 @@ export async function runMakerWorkload(opts: WorkloadOptions): Promise<void> {
   const nextApi = () => (next = (next + 1) % apis.length);
 
   /** One write, tried on successive API processes until it is answered for certain or given up. */
+  const startedAt = Date.now();
   async function write(send: (api: number) => Promise<Outcome>): Promise<Outcome> {
+    const due = opts.perSecond ? startedAt + (issued * 1000) / opts.perSecond : 0;
     issued++;
+    if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
     for (let attempt = 0; attempt < attempts; attempt++) {
       const outcome = await send(nextApi());
       if (outcome.kind === 'ack') return outcome;
