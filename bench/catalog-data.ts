@@ -22,27 +22,32 @@ export interface CatalogData {
 }
 
 const MARKER = 'bench-catalog.json';
-/** What shapes the database's content: the write model, the demo catalog, the projected documents. */
-const SHAPING_SOURCES = ['migrations', 'src/catalog', 'projector/product-document.ts', 'projector/project-listings.ts', 'projector/category-counts.ts'];
+/**
+ * What shapes the database's content: the write model, the demo catalog, the projected documents.
+ * Only their contents count, not where they lie, so moving a file keeps the folder.
+ */
+const SHAPING_SOURCES = ['migrations', 'src/catalog', 'src/demo', 'src/money', 'projector/product-document.ts', 'projector/project-listings.ts', 'projector/category-counts.ts'];
 
 async function sourceFiles(dir: string): Promise<string[]> {
-  if (/\.(ts|sql)$/.test(dir)) return [dir];
+  if (/\.(tsx?|sql)$/.test(dir)) return [dir];
   const out: string[] = [];
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) out.push(...(await sourceFiles(full)));
-    else if (/\.(ts|sql)$/.test(entry.name)) out.push(full);
+    else if (/\.(tsx?|sql)$/.test(entry.name)) out.push(full);
   }
   return out.sort();
 }
 
 async function sourceHash(): Promise<string> {
-  const hash = createHash('sha256');
+  const digests: string[] = [];
   for (const dir of SHAPING_SOURCES) {
     for (const file of await sourceFiles(path.join(REPO_ROOT, dir))) {
-      hash.update(path.relative(REPO_ROOT, file)).update('\0').update(await readFile(file)).update('\0');
+      digests.push(createHash('sha256').update(await readFile(file)).digest('hex'));
     }
   }
+  const hash = createHash('sha256');
+  for (const digest of digests.sort()) hash.update(digest).update('\0');
   return hash.digest('hex').slice(0, 16);
 }
 

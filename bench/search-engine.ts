@@ -11,7 +11,7 @@ import { EmbeddedSearchIndex } from '../src/search/embedded/embedded-search-inde
 import type { SearchDocument, SearchRequest } from '../src/search/port.ts';
 import { documentWords } from '../src/search/words.ts';
 import { referenceSearch } from '../test/helpers/search-reference.ts';
-import { SeededRandom } from '../src/catalog/seeded-random.ts';
+import { SeededRandom } from '../src/demo/seeded-random.ts';
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) {

@@ -1,5 +1,5 @@
 import { createListener, type Subscriber } from '../src/db/listen.ts';
-import type { ProjectorLog } from './log.ts';
+import type { ProjectorLog } from '../src/util/log.ts';
 
 export const OUTBOX_CHANNEL = 'catalog_outbox';
 

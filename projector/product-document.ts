@@ -1,6 +1,6 @@
 import { categorySchema, productSchema, type Category, type Product } from '../src/contract/schemas.ts';
 import type { SearchDocument } from '../src/search/port.ts';
-import { websiteFollowed } from '../src/catalog/listing-rules.ts';
+import { websiteFollowed } from '../src/catalog/listings/listing-rules.ts';
 import { htmlToText } from '../src/search/text.ts';
 import type { ListingRow } from './listing-source.ts';
 

@@ -1,7 +1,7 @@
 import { recomputeCategoryCounts } from './category-counts.ts';
 import { catalogDifferences, recordChanges } from './change-log.ts';
 import { loadListings, type ListingRow, type Queryable } from './listing-source.ts';
-import type { ProjectorLog } from './log.ts';
+import type { ProjectorLog } from '../src/util/log.ts';
 import { buildProductDocument, type ProductDocument } from './product-document.ts';
 import { deleteProducts, nextVersion, notifyProjectionChanged, recordRemoved, writeProducts } from './projection-store.ts';
 

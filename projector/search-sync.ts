@@ -2,7 +2,7 @@ import type { Pool } from '../src/db/pool.ts';
 import type { SearchDocument, SearchIndex } from '../src/search/port.ts';
 import { SEARCH_COLUMNS, searchDocumentOf, type SearchRow } from '../src/search/search-row.ts';
 import type { Queryable } from './listing-source.ts';
-import { SEARCH_WRITE_LOCK } from './locks.ts';
+import { SEARCH_WRITE_LOCK } from '../src/db/locks.ts';
 import { comparePositions, readCheckpoint, readCommittedOutbox, writeCheckpoint } from './outbox-reader.ts';
 
 async function loadSearchDocuments(db: Queryable, ids: readonly string[]): Promise<SearchDocument[]> {

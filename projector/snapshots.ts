@@ -1,7 +1,7 @@
 import type { Pool } from '../src/db/pool.ts';
 import { buildCurrentSnapshot, latestSnapshot, LocalSnapshotCache, writeSnapshot, type SnapshotInfo } from '../src/read/snapshot-store.ts';
 import { embeddedOptions, loadSearchSettings } from '../src/search/search-settings.ts';
-import type { ProjectorLog } from './log.ts';
+import type { ProjectorLog } from '../src/util/log.ts';
 
 /**
  * The projection snapshots the leading projector writes for API processes (see

@@ -4,7 +4,7 @@ import type { Accounts } from './auth/accounts.ts';
 import type { MailMessage } from './auth/mailer.ts';
 import type { SiteFetcherOptions } from './sites/safe-fetch.ts';
 import type { MakerCatalog } from './catalog/maker-catalog.ts';
-import type { BadgeRecheckJob, BadgeRecheckSettings } from './catalog/badge-recheck-job.ts';
+import type { BadgeRecheckJob, BadgeRecheckSettings } from './catalog/badges/badge-recheck-job.ts';
 import type { Payments } from './payments/payments.ts';
 import type { Projector } from '../projector/projector.ts';
 import { projectionLag } from '../projector/lag.ts';
@@ -29,7 +29,7 @@ import type { SearchIndex } from './search/port.ts';
 async function laterModules() {
   const [app, metrics, accounts, upkeep, route, safeFetch, addressPolicy, guardedAgent, badgeJob, websiteKeys, paymentLinks, payments, oauthErrorPage] =
     await Promise.all([
-      import('./http/app.ts'),
+      import('./app.ts'),
       import('./http/metrics.ts'),
       import('./auth/accounts.ts'),
       import('./auth/upkeep.ts'),
@@ -37,11 +37,11 @@ async function laterModules() {
       import('./sites/safe-fetch.ts'),
       import('./sites/address-policy.ts'),
       import('./sites/guarded-agent.ts'),
-      import('./catalog/badge-recheck-job.ts'),
-      import('./catalog/website-keys.ts'),
+      import('./catalog/badges/badge-recheck-job.ts'),
+      import('./catalog/listings/website-keys.ts'),
       import('./payments/payment-links.ts'),
       import('./payments/payments.ts'),
-      import('./web/oauth-error-page.tsx'),
+      import('./web/makers/oauth-error-page.tsx'),
     ]);
   return {
     buildApp: app.buildApp,
@@ -62,10 +62,10 @@ async function laterModules() {
 
 /** Imports the demo catalog when the database holds no catalog yet (modules loaded only then). */
 async function importDemoIfEmpty(pool: Pool, config: Config, logger: Logger): Promise<void> {
-  const { isCatalogEmpty, importCatalog } = await import('./catalog/import-catalog.ts');
+  const { isCatalogEmpty, importCatalog } = await import('./catalog/import/import-catalog.ts');
   if (!(await isCatalogEmpty(pool))) return;
-  const { demoCatalogLines } = await import('./catalog/demo-data.ts');
-  const { formatLineError } = await import('./catalog/listing-input.ts');
+  const { demoCatalogLines } = await import('./demo/demo-data.ts');
+  const { formatLineError } = await import('./catalog/listings/listing-input.ts');
   const started = Date.now();
   const result = await importCatalog(pool, demoCatalogLines({ count: config.demoCount, seed: 1 }));
   if (result.errors.length > 0) throw new Error(`demo catalog failed to import: ${formatLineError(result.errors[0]!)}`);

@@ -1,7 +1,7 @@
 import { createProjector } from '../../projector/projector.ts';
-import { demoCatalogLines } from '../../src/catalog/demo-data.ts';
-import { importCatalog } from '../../src/catalog/import-catalog.ts';
-import { formatLineError } from '../../src/catalog/listing-input.ts';
+import { demoCatalogLines } from '../../src/demo/demo-data.ts';
+import { importCatalog } from '../../src/catalog/import/import-catalog.ts';
+import { formatLineError } from '../../src/catalog/listings/listing-input.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { createPool } from '../../src/db/pool.ts';
 import type { MakerSites } from './maker-sites.ts';

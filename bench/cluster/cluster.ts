@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { PROJECTOR_LEADER_LOCK } from '../../projector/locks.ts';
+import { PROJECTOR_LEADER_LOCK } from '../../src/db/locks.ts';
 import { createPool, type Pool } from '../../src/db/pool.ts';
 import { spawnNode, type Child } from '../processes.ts';
 import type { ClusterDatabase } from './database.ts';

@@ -26,7 +26,7 @@ import type { ServiceKeys } from './service-keys.ts';
  *   rotated on every use; reuse of a spent one or of an authorization code revokes the grant;
  *   a code presented with a wrong verifier is spent;
  * - every answer of the token, revocation and registration endpoints is Cache-Control: no-store;
- * - every authorization goes through the consent page (src/web/oauth-pages.tsx), where a signed-in
+ * - every authorization goes through the consent page (src/web/makers/account-routes.tsx), where a signed-in
  *   maker approves or denies; nothing is issued before Approve.
  *
  * Interactions are served at /oauth/consent/:uid; the library's own endpoints live under /oauth.

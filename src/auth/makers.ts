@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Pool, PoolClient } from '../db/pool.ts';
+import type { Queryable } from '../db/pool.ts';
 
 /** A maker's account: made the first time an address signs in. */
 export interface Maker {
@@ -22,7 +22,6 @@ export function parseEmail(input: unknown): { ok: true; email: string } | { ok: 
   return parsed.success ? { ok: true, email: parsed.data } : { ok: false, message: parsed.error.issues[0]!.message };
 }
 
-type Queryable = Pool | PoolClient;
 
 function toMaker(row: { id: string; email: string; is_admin: boolean }): Maker {
   return { id: row.id, email: row.email, isAdmin: row.is_admin };

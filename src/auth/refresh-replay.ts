@@ -1,5 +1,6 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import type { Pool } from '../db/pool.ts';
+import { REFRESH_LOCK_CLASS } from '../db/locks.ts';
 import { hashToken } from './secret-token.ts';
 
 /**
@@ -49,11 +50,6 @@ export interface RefreshReplays {
   close(): Promise<void>;
 }
 
-/**
- * The advisory lock class of refresh tokens (two-key form: this class, then 32 bits of the
- * token's hash). Two different tokens sharing those bits only wait for each other briefly.
- */
-export const REFRESH_LOCK_CLASS = 7_430_020;
 /** How long a refresh waits for another one with the same token before giving up. */
 const REFRESH_LOCK_WAIT_MS = 10_000;
 

@@ -1,7 +1,7 @@
 import type { Pool } from '../db/pool.ts';
 import type { SiteFetcher } from '../sites/safe-fetch.ts';
-import type { ListingUrls } from './maker-listings.ts';
-import type { PaymentLinks } from './payment-port.ts';
+import type { ListingUrls } from './listings/listing-urls.ts';
+import type { PaymentLinks } from './payments/payment-port.ts';
 
 /**
  * What the makers' commands need, built once per process: the write model, the safe site

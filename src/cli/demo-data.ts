@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { DEMO_ANCHOR_DAY, DEMO_DEFAULT_COUNT, DEMO_DEFAULT_SEED, demoCatalogLines } from '../catalog/demo-data.ts';
+import { DEMO_ANCHOR_DAY, DEMO_DEFAULT_COUNT, DEMO_DEFAULT_SEED, demoCatalogLines } from '../demo/demo-data.ts';
 import { parseCommandArgs } from './common.ts';
 
 const HELP = `usage: catalog demo-data [--count N] [--seed S]

@@ -1,7 +1,7 @@
 import closeWithGrace from 'close-with-grace';
 import { createProjector } from '../../projector/projector.ts';
 import { createMailer } from '../auth/mailer.ts';
-import { createBadgeRecheckJob, type BadgeRecheckJob } from '../catalog/badge-recheck-job.ts';
+import { createBadgeRecheckJob, type BadgeRecheckJob } from '../catalog/badges/badge-recheck-job.ts';
 import type { Config } from '../config/config.ts';
 import { migrate } from '../db/migrate.ts';
 import { openDatabase } from '../db/open.ts';

@@ -1,8 +1,8 @@
 import { createMailer } from '../auth/mailer.ts';
 import { findMakerByEmail, parseEmail } from '../auth/makers.ts';
-import { decideListing } from '../catalog/review.ts';
-import { listReviewQueue } from '../catalog/review-queue.ts';
-import { ACTION_PAST, type ReviewAction } from '../catalog/review-rules.ts';
+import { decideListing } from '../catalog/review/review.ts';
+import { listReviewQueue } from '../catalog/review/review-queue.ts';
+import { ACTION_PAST, type ReviewAction } from '../catalog/review/review-rules.ts';
 import { CatalogError } from '../contract/errors.ts';
 import { ErrorCode, SLUG_PATTERN } from '../contract/schemas.ts';
 import { createLogger } from '../util/logger.ts';

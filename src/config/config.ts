@@ -1,8 +1,8 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { parsePrice, type Price } from '../catalog/money.ts';
-import { stripeAmountProblem } from '../payments/stripe-amounts.ts';
+import { parsePrice, type Price } from '../money/money.ts';
+import { stripeAmountProblem } from '../money/stripe-amounts.ts';
 
 /**
  * The whole configuration of a process, read once from the environment.
@@ -187,7 +187,7 @@ export interface Config {
     readonly blocklist: readonly string[];
   };
   readonly payments: {
-    /** In any ISO 4217 currency, counted in its minor unit (src/catalog/money.ts). */
+    /** In any ISO 4217 currency, counted in its minor unit (src/money/money.ts). */
     readonly premiumPrice: Price;
     /** Stripe Checkout when set; otherwise the built-in checkout, which moves no money. */
     readonly stripe:
@@ -225,7 +225,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     throw new ConfigError(lines.join('\n'));
   }
   const e = parsed.data;
-  // Stripe counts some currencies in other units than ISO 4217 does (src/payments/stripe-amounts.ts):
+  // Stripe counts some currencies in other units than ISO 4217 does (src/money/stripe-amounts.ts):
   // a price it cannot charge exactly stops the start rather than the first payment.
   const stripeProblem = e.STRIPE_SECRET_KEY ? stripeAmountProblem(e.PREMIUM_PRICE) : undefined;
   if (stripeProblem) throw new ConfigError(`PREMIUM_PRICE: ${stripeProblem} (STRIPE_SECRET_KEY is set)`);

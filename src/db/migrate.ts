@@ -2,11 +2,10 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
 import { projectPath } from '../util/project-file.ts';
+import { MIGRATION_LOCK } from './locks.ts';
 
 export const MIGRATIONS_DIR = projectPath('migrations');
 
-/** Advisory lock key held while migrating, so two processes starting at once apply each file once. */
-const MIGRATION_LOCK_KEY = 7_430_001;
 
 export interface MigrationFile {
   version: number;
@@ -46,7 +45,7 @@ export async function migrate(connectionString: string, opts: { dir?: string; lo
     return [];
   }
   try {
-    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
     await client.query(`CREATE TABLE IF NOT EXISTS public.schema_migrations (
       version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
     const applied = new Set((await client.query<{ version: number }>('SELECT version FROM public.schema_migrations')).rows.map((r) => r.version));
@@ -68,7 +67,7 @@ export async function migrate(connectionString: string, opts: { dir?: string; lo
     }
     return done;
   } finally {
-    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
+    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
     await client.end();
   }
 }

@@ -5,6 +5,8 @@ pg.types.setTypeParser(20, (v) => Number(v));
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
+/** A pool or one of its clients (inside a transaction): what a query needs. */
+export type Queryable = Pool | PoolClient;
 
 export function createPool(connectionString: string, opts: { max?: number; applicationName?: string } = {}): pg.Pool {
   const pool = new pg.Pool({

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ComponentChildren } from 'preact';
-import { renderPage } from '../web/render.ts';
+import { renderPage } from './html.ts';
 import type { OpenApiDocument } from './openapi.ts';
 
 /**

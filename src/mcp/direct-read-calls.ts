@@ -32,7 +32,7 @@ import { bodyResult, errorResult } from './tool-result.ts';
  * The conditions mirror what the SDK checks before it runs a tool (transport: Accept,
  * Content-Type, one JSON-RPC request with an integer or string id, a supported protocol
  * version; server: params of exactly name and arguments, so no task, no _meta), and
- * test/int/mcp-answers.test.ts holds the answers of both paths to the bytes recorded from the
+ * test/int/mcp/mcp-answers.test.ts holds the answers of both paths to the bytes recorded from the
  * SDK alone.
  */
 export interface DirectReadCall {

@@ -1,8 +1,11 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AppDeps } from '../http/app.ts';
-import { rateLimitHeaders, type RateDecision } from '../http/rate-limit.ts';
+import type { Accounts } from '../auth/accounts.ts';
+import type { MakerCatalog } from '../catalog/maker-catalog.ts';
+import type { Config } from '../config/config.ts';
+import type { ReadService } from '../read/read-service.ts';
+import { rateLimitHeaders, type RateDecision, type RateLimits } from '../http/rate-limit.ts';
 import { resourceMetadataUrl } from '../http/oauth-routes.ts';
 import type { Caller } from '../auth/caller.ts';
 import { runForCaller, type McpCaller, type McpDeps } from './call-context.ts';
@@ -38,7 +41,17 @@ interface McpHandling {
   auth: McpAuth;
 }
 
-export async function registerMcp(app: FastifyInstance, deps: AppDeps): Promise<void> {
+/** What the MCP endpoint needs from the process: the composition (src/app.ts) passes its own deps. */
+export interface McpRouteDeps {
+  config: Config;
+  read: ReadService;
+  rateLimits: RateLimits;
+  accounts: Accounts;
+  /** The makers' commands, called by the maker tools. */
+  maker: MakerCatalog;
+}
+
+export async function registerMcp(app: FastifyInstance, deps: McpRouteDeps): Promise<void> {
   const policy = createOriginPolicy(deps.config.publicUrl, deps.config.mcpAllowedOrigins);
   const mcpDeps: McpDeps = { read: deps.read, rateLimits: deps.rateLimits, maker: deps.maker };
   const handling: McpHandling = {

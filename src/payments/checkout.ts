@@ -1,6 +1,6 @@
-import { confirmPayment } from '../catalog/confirm-payment.ts';
-import { decideUpgrade } from '../catalog/listing-rules.ts';
-import { findPayment, recordCheckout, type Payment } from '../catalog/payments.ts';
+import { confirmPayment } from '../catalog/payments/confirm-payment.ts';
+import { decideUpgrade } from '../catalog/listings/listing-rules.ts';
+import { findPayment, recordCheckout, type Payment } from '../catalog/payments/payments.ts';
 import { checkoutPays } from './payment-provider.ts';
 import type { Payments } from './payments.ts';
 

@@ -1,6 +1,6 @@
 import type { Pool } from '../db/pool.ts';
-import type { Price } from '../catalog/money.ts';
-import type { PaymentLink, PaymentLinks } from '../catalog/payment-port.ts';
+import type { Price } from '../money/money.ts';
+import type { PaymentLink, PaymentLinks } from '../catalog/payments/payment-port.ts';
 
 /**
  * Payment links: an open payment recorded for the listing, and the page on this service where

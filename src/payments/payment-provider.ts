@@ -1,5 +1,5 @@
-import type { Price } from '../catalog/money.ts';
-import type { PaymentProviderName } from '../catalog/payments.ts';
+import type { Price } from '../money/money.ts';
+import type { PaymentProviderName } from '../catalog/payments/payments.ts';
 
 /**
  * Where the maker pays, behind one port with two adapters: Stripe Checkout (stripe-checkout.ts)

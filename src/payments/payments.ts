@@ -1,6 +1,6 @@
 import type Stripe from 'stripe';
 import type { Mailer } from '../auth/mailer.ts';
-import type { PaymentConfirmDeps } from '../catalog/confirm-payment.ts';
+import type { PaymentConfirmDeps } from '../catalog/payments/confirm-payment.ts';
 import type { Config } from '../config/config.ts';
 import type { Pool } from '../db/pool.ts';
 import { createBuiltinCheckout } from './builtin-checkout.ts';

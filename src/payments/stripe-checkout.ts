@@ -1,7 +1,7 @@
 import Stripe from 'stripe';
-import { formatPrice } from '../catalog/money.ts';
+import { formatPrice } from '../money/money.ts';
 import type { PaymentProvider } from './payment-provider.ts';
-import { toStripeAmount } from './stripe-amounts.ts';
+import { toStripeAmount } from '../money/stripe-amounts.ts';
 import { checkoutStateOf, isCheckoutSessionId } from './stripe-session.ts';
 
 export { checkoutStateOf, isCheckoutSessionId };

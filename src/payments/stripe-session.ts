@@ -1,7 +1,7 @@
 import type Stripe from 'stripe';
-import type { Price } from '../catalog/money.ts';
+import type { Price } from '../money/money.ts';
 import type { CheckoutState } from './payment-provider.ts';
-import { fromStripeAmount } from './stripe-amounts.ts';
+import { fromStripeAmount } from '../money/stripe-amounts.ts';
 
 /**
  * What the service reads of Stripe's Checkout Sessions, kept apart from the Stripe client

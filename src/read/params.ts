@@ -48,7 +48,7 @@ function plainFilter(value: unknown): string | undefined {
 /**
  * Search parameters that pass the schema, read without it: what nearly every request gives.
  * Undefined as soon as anything is unusual, and the schema then decides (and words the issues).
- * test/unit/search-params.test.ts holds this to the schema's answers.
+ * test/unit/read/search-params.test.ts holds this to the schema's answers.
  */
 function plainSearchParams(input: unknown): SearchQuery | undefined {
   if (input === undefined || input === null) return { page: SEARCH_LIMITS.pageDefault, limit: SEARCH_LIMITS.limitDefault };

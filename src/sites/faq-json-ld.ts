@@ -1,6 +1,6 @@
 import type { Document } from 'domhandler';
 import { findAll, getAttributeValue, textContent } from 'domutils';
-import { LISTING_LIMITS } from '../catalog/listing-input.ts';
+import { LISTING_LIMITS } from '../contract/listing-limits.ts';
 import { capText, collapseWhitespace, plainText } from './html-text.ts';
 
 /**

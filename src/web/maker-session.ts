@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createHash } from 'node:crypto';
 import type { Pool } from '../db/pool.ts';
 import { SESSION_COOKIE, SESSION_SECONDS, findSession, type WebSession } from '../auth/sessions.ts';
-import type { Session } from './layout.tsx';
+import type { Session } from './components/layout.tsx';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -5,15 +5,15 @@ import type { Pool } from '../db/pool.ts';
 import type { RateLimits } from '../http/rate-limit.ts';
 import { addRateLimitHook } from '../http/rate-limit-hook.ts';
 import type { ReadService } from '../read/read-service.ts';
-import { registerAccountPages } from './account-routes.tsx';
-import { registerAdminPages } from './admin-routes.tsx';
-import { registerBadgeImage } from './badge-image.tsx';
-import { registerDirectoryPages } from './directory-routes.tsx';
-import { registerMakerListingPages } from './maker-listing-routes.tsx';
+import { registerAccountPages } from './makers/account-routes.tsx';
+import { registerAdminPages } from './admin/admin-routes.tsx';
+import { registerBadgeImage } from './directory/badge-image.tsx';
+import { registerDirectoryPages } from './directory/directory-routes.tsx';
+import { registerMakerListingPages } from './makers/maker-listing-routes.tsx';
 import { registerMakerSession } from './maker-session.ts';
-import { sendPageError } from './page-errors.tsx';
+import { sendPageError } from './components/page-errors.tsx';
 import { registerPageSecurity } from './page-security.ts';
-import { registerPaymentPages, type PaymentPagesDeps } from './payment-routes.tsx';
+import { registerPaymentPages, type PaymentPagesDeps } from './makers/payment-routes.tsx';
 import { registerStylesheet } from './stylesheet.ts';
 
 export interface PagesDeps extends PaymentPagesDeps {

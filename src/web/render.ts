@@ -1,20 +1,14 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { VNode } from 'preact';
-import { renderToString } from 'preact-render-to-string';
 import { NO_STORE, sendCacheable } from '../http/caching.ts';
+import { HTML_CONTENT_TYPE, renderPage } from '../http/html.ts';
 import { etagOf } from '../read/read-service.ts';
 
 /**
  * Turning a page into an HTTP answer. Every page goes through preact-render-to-string, which
  * escapes every text and attribute value; the only raw HTML on any page is a listing's
- * description, sanitized when it was written (see catalog/sanitize-description.ts).
+ * description, sanitized when it was written (see src/catalog/listings/sanitize-description.ts).
  */
-export const HTML_CONTENT_TYPE = 'text/html; charset=utf-8';
-
-/** The whole document: the doctype, then the page's <html> element. */
-export function renderPage(page: VNode): string {
-  return '<!doctype html>' + renderToString(page);
-}
 
 /**
  * A public page, the same for every visitor (the directory pages): ETag and the catalog's

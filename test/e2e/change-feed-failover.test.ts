@@ -4,7 +4,7 @@ import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importCatalog } from '../../src/catalog/import-catalog.ts';
+import { importCatalog } from '../../src/catalog/import/import-catalog.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { startService, type RunningService } from '../../src/service.ts';
 import { CatalogCopy, changesAfter, logHead, positionOf } from '../helpers/change-feed.ts';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importCatalog } from '../../src/catalog/import-catalog.ts';
+import { importCatalog } from '../../src/catalog/import/import-catalog.ts';
 import { CatalogCopy, newestFirst, positionOf } from '../helpers/change-feed.ts';
 import { randomCatalogWrites } from '../helpers/catalog-writes.ts';
 import { FIXTURE_CATEGORIES } from '../helpers/fixtures.ts';

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Card } from '../../src/web/components/card.tsx';
 import { Button, Checkbox, ErrorSummary, Field, Form, FormActions, LinkButton, Select, TextArea } from '../../src/web/components/forms.tsx';
 import { STATUS_LABELS, StatusBadge, type ListingStatus } from '../../src/web/components/status-badge.tsx';
-import { Page, type Session } from '../../src/web/layout.tsx';
+import { Page, type Session } from '../../src/web/components/layout.tsx';
 import { registerPageSecurity } from '../../src/web/page-security.ts';
 import { sendPrivatePage } from '../../src/web/render.ts';
 import { registerStylesheet } from '../../src/web/stylesheet.ts';

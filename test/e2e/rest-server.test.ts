@@ -3,7 +3,7 @@ import type { ErrorBody } from '../../src/contract/schemas.ts';
 import type { OpenApiDocument } from '../../src/http/openapi.ts';
 import { LIVE_SLUGS_NEWEST_FIRST, NOT_LIVE_SLUGS } from '../helpers/fixtures.ts';
 import { startTestStack, type TestStack } from '../helpers/stack.ts';
-import { ISO_UTC, PRODUCT_FIELDS, documentedResponseSchema, responseValidators, uniqueIp, type SchemaName } from '../int/rest-support.ts';
+import { ISO_UTC, PRODUCT_FIELDS, documentedResponseSchema, responseValidators, uniqueIp, type SchemaName } from '../int/http/rest-support.ts';
 
 /**
  * The REST API over a real socket with fetch, as a browser script or another service sees it.

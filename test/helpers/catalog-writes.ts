@@ -1,11 +1,12 @@
 import type { Mailer } from '../../src/auth/mailer.ts';
 import { CatalogError } from '../../src/contract/errors.ts';
 import type { Pool } from '../../src/db/pool.ts';
-import { importCatalog } from '../../src/catalog/import-catalog.ts';
-import { editListing, type EditDeps, type ListingUrls } from '../../src/catalog/maker-listings.ts';
-import { decideListing } from '../../src/catalog/review.ts';
-import type { ReviewAction } from '../../src/catalog/review-rules.ts';
-import { SeededRandom } from '../../src/catalog/seeded-random.ts';
+import { importCatalog } from '../../src/catalog/import/import-catalog.ts';
+import { editListing, type EditDeps } from '../../src/catalog/listings/maker-listings.ts';
+import type { ListingUrls } from '../../src/catalog/listings/listing-urls.ts';
+import { decideListing } from '../../src/catalog/review/review.ts';
+import type { ReviewAction } from '../../src/catalog/review/review-rules.ts';
+import { SeededRandom } from '../../src/demo/seeded-random.ts';
 
 /**
  * Random writes to the catalog, through the catalog's own commands where it has them: new

@@ -1,0 +1,81 @@
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { Accounts } from './auth/accounts.ts';
+import type { MakerCatalog } from './catalog/maker-catalog.ts';
+import type { Config } from './config/config.ts';
+import type { Pool } from './db/pool.ts';
+import type { ChangeFeed } from './read/change-feed.ts';
+import type { ReadService } from './read/read-service.ts';
+import { registerMcp } from './mcp/route.ts';
+import { clientError, frameworkError } from './http/errors.ts';
+import { registerInfrastructure, requestIdFor } from './http/infrastructure.ts';
+import { registerOperations, type Readiness } from './http/operations.ts';
+import type { Metrics } from './http/metrics.ts';
+import type { RateLimits } from './http/rate-limit.ts';
+import { registerRest } from './http/rest.ts';
+import { registerPages } from './web/pages.ts';
+import { registerOAuthRoutes } from './http/oauth-routes.ts';
+import { MCP_PATH } from './mcp/route.ts';
+import type { Payments } from './payments/payments.ts';
+import { registerStripeWebhook } from './http/stripe-webhook-route.ts';
+
+export interface AppDeps {
+  config: Config;
+  read: ReadService;
+  /** The bulk export and the change feed. */
+  feed: ChangeFeed;
+  rateLimits: RateLimits;
+  metrics: Metrics;
+  readiness: Readiness;
+  /** The write model, for the maker pages. */
+  pool: Pool;
+  accounts: Accounts;
+  /** The makers' commands (MCP maker tools and maker pages). */
+  maker: MakerCatalog;
+  /** The premium plan's checkout: the pay page and Stripe's webhook. */
+  payments: Payments;
+  /** The process logger; request logs carry request ids. Omitted: no request logging. */
+  logger?: Logger;
+}
+
+/**
+ * The HTTP application: infrastructure first (errors, CORS, caching, rate limits), then the
+ * REST routes under /api/v1, the MCP endpoint at /api/mcp, the operations endpoints and the
+ * directory pages that listing and category `url`s point to when SITE_URL is this service.
+ * server.ts only listens; tests call app.inject or listen on port 0.
+ */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    ...(deps.logger ? { loggerInstance: deps.logger as FastifyBaseLogger } : { logger: false }),
+    // Fastify accepts a hop count too, though its type omits it.
+    trustProxy: deps.config.trustProxy as boolean | string[],
+    // X-Request-Id is honoured when it is a plain token, else replaced (see requestIdFor).
+    requestIdHeader: false,
+    // Access lines come from our onResponse hook, at debug level (see infrastructure.ts).
+    logController: new LogController({ disableRequestLogging: true }),
+    genReqId: requestIdFor,
+    // Query strings: parameters given twice arrive as arrays and are rejected by validation.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 8192 },
+    frameworkErrors: frameworkError,
+    clientErrorHandler: clientError,
+    bodyLimit: 1024 * 1024,
+    connectionTimeout: 30_000,
+    keepAliveTimeout: 72_000,
+    requestTimeout: 30_000,
+  });
+  registerInfrastructure(app, deps);
+  await registerRest(app, deps);
+  await registerMcp(app, deps);
+  await registerOAuthRoutes(app, {
+    oauth: deps.accounts.oauth,
+    replays: deps.accounts.replays,
+    registrationLimiter: deps.accounts.limits.registrationsPerIp,
+    publicUrl: deps.config.publicUrl,
+    mcpUrl: deps.accounts.mcpUrl,
+    mcpPath: MCP_PATH,
+  });
+  await registerOperations(app, deps);
+  await registerStripeWebhook(app, deps.payments);
+  await registerPages(app, deps);
+  return app;
+}

@@ -1,0 +1,89 @@
+import type { Queryable } from '../../db/pool.ts';
+import type { HiddenReason, ListingState, ListingStatus, Plan } from '../listings/listing-rules.ts';
+import type { Price } from '../../money/money.ts';
+
+/**
+ * Payments for the premium plan as the write model holds them (catalog.payments): one row per
+ * payment link, open until the provider confirms the maker paid. The pay page reads them here;
+ * confirm-payment.ts is the one command that marks one paid.
+ */
+export type PaymentStatus = 'open' | 'paid' | 'cancelled';
+export type PaymentProviderName = 'stripe' | 'builtin';
+
+export interface Payment {
+  readonly id: string;
+  readonly provider: PaymentProviderName;
+  /** The provider's checkout for it (a Stripe Checkout Session id), once one was opened. */
+  readonly providerRef: string | null;
+  readonly price: Price;
+  readonly status: PaymentStatus;
+  readonly createdAt: Date;
+  readonly paidAt: Date | null;
+  readonly listing: { readonly id: string; readonly slug: string; readonly name: string; readonly state: ListingState };
+}
+
+
+/** Payment ids are uuids (gen_random_uuid); anything else names no payment. */
+const PAYMENT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function isPaymentId(value: unknown): value is string {
+  return typeof value === 'string' && PAYMENT_ID.test(value);
+}
+
+interface Row {
+  id: string;
+  provider: PaymentProviderName;
+  provider_ref: string | null;
+  amount_minor: number;
+  currency: string;
+  status: PaymentStatus;
+  created_at: Date;
+  paid_at: Date | null;
+  listing_id: string;
+  slug: string;
+  name: string;
+  listing_status: ListingStatus;
+  hidden_reason: HiddenReason | null;
+  plan: Plan;
+  badge_status: 'none' | 'verified';
+  listed_at: Date | null;
+}
+
+/** The payment with its listing as it is now, or undefined for an id that names none. */
+export async function findPayment(db: Queryable, id: string): Promise<Payment | undefined> {
+  if (!isPaymentId(id)) return undefined;
+  const { rows } = await db.query<Row>(
+    `SELECT p.id, p.provider, p.provider_ref, p.amount_minor, p.currency, p.status, p.created_at, p.paid_at,
+            l.id AS listing_id, l.slug, l.name, l.status::text AS listing_status, l.hidden_reason, l.plan::text AS plan,
+            l.badge_status, l.listed_at
+       FROM catalog.payments p JOIN catalog.listings l ON l.id = p.listing_id
+      WHERE p.id = $1`,
+    [id],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  return {
+    id: row.id,
+    provider: row.provider,
+    providerRef: row.provider_ref,
+    price: { amountMinor: row.amount_minor, currency: row.currency },
+    status: row.status,
+    createdAt: row.created_at,
+    paidAt: row.paid_at,
+    listing: {
+      id: row.listing_id,
+      slug: row.slug,
+      name: row.name,
+      state: { status: row.listing_status, hiddenReason: row.hidden_reason, plan: row.plan, badgeVerified: row.badge_status === 'verified', listedAt: row.listed_at },
+    },
+  };
+}
+
+/**
+ * Remembers the checkout the provider opened for an open payment, so the pay page can send the
+ * maker back to it rather than open a second one. A payment no longer open keeps what it has.
+ */
+export async function recordCheckout(db: Queryable, paymentId: string, providerRef: string): Promise<boolean> {
+  const { rowCount } = await db.query(`UPDATE catalog.payments SET provider_ref = $2 WHERE id = $1 AND status = 'open'`, [paymentId, providerRef]);
+  return rowCount === 1;
+}

@@ -1,0 +1,66 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../../src/config/config.ts';
+import { startEmbeddedPostgres } from '../../../src/db/embedded.ts';
+import { openDatabase } from '../../../src/db/open.ts';
+
+/**
+ * The default mode: no DATABASE_URL, a real PostgreSQL started from the npm package with its
+ * data in a folder. Here the tests may run as root, which PostgreSQL refuses; the embedded
+ * server then runs as the system user postgres.
+ */
+let dataDir: string;
+beforeAll(async () => {
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'catalog-embedded-'));
+});
+afterAll(async () => {
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+async function scalar<T>(connectionString: string, sql: string, params: unknown[] = []): Promise<T> {
+  const client = new pg.Client({ connectionString });
+  await client.connect();
+  try {
+    return Object.values((await client.query(sql, params)).rows[0] ?? {})[0] as T;
+  } finally {
+    await client.end();
+  }
+}
+
+describe('embedded PostgreSQL', () => {
+  it('starts in an empty folder, answers, stops, and keeps its data across a restart', { timeout: 180_000 }, async () => {
+    const first = await startEmbeddedPostgres(dataDir);
+    try {
+      expect(await scalar<number>(first.connectionString, 'SELECT 1 + 1 AS n')).toBe(2);
+      await scalar(first.connectionString, 'CREATE TABLE kept (note text)');
+      await scalar(first.connectionString, "INSERT INTO kept VALUES ('written before the restart')");
+    } finally {
+      await first.stop();
+    }
+    await expect(scalar(first.connectionString, 'SELECT 1')).rejects.toThrow();
+
+    const second = await startEmbeddedPostgres(dataDir);
+    try {
+      expect(await scalar<string>(second.connectionString, 'SELECT note FROM kept')).toBe('written before the restart');
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('is what openDatabase uses when DATABASE_URL is not set', { timeout: 180_000 }, async () => {
+    const env = { ...process.env };
+    delete env.DATABASE_URL;
+    const config = loadConfig(env, { DATA_DIR: dataDir });
+    expect(config.databaseUrl).toBeUndefined();
+    const database = await openDatabase(config);
+    try {
+      expect(database.embedded).toBe(true);
+      expect(await scalar<string>(database.connectionString, 'SELECT note FROM kept')).toBe('written before the restart');
+    } finally {
+      await database.close();
+    }
+  });
+});
