@@ -5,6 +5,7 @@ import { Button, ErrorSummary, Field, Form, FormActions, LinkButton, TextArea, f
 import type { NoticeMessage } from '../components/notice.tsx';
 import { STATUS_LABELS, StatusBadge } from '../components/status-badge.tsx';
 import { Page, type Session } from '../components/layout.tsx';
+import { DataTable, type Column } from '../components/data-table.tsx';
 
 /**
  * The admins' pages: the review queue, a listing found by slug with its decision history, and
@@ -291,6 +292,21 @@ export interface ListingPageProps {
   problem?: DecisionProblem;
 }
 
+const HISTORY_COLUMNS: readonly Column<DecisionRecord>[] = [
+  { header: 'When', cell: (d) => when(d.decidedAt) },
+  { header: 'Decision', cell: (d) => HISTORY_ACTIONS[d.action] ?? d.action },
+  {
+    header: 'State',
+    cell: (d) => (
+      <>
+        {STATUS_LABELS[d.from]} → {STATUS_LABELS[d.to]}
+      </>
+    ),
+  },
+  { header: 'By', cell: (d) => d.decidedBy ?? <span class="muted">the directory</span> },
+  { header: 'Feedback', cell: (d) => d.feedback ?? <span class="muted">none</span> },
+];
+
 export function AdminListingPage({ session, item, actions, history, notice, problem }: ListingPageProps) {
   const errors = problem?.onFeedback ? { [feedbackFieldName(problem.slug)]: problem.message } : {};
   return (
@@ -319,32 +335,7 @@ export function AdminListingPage({ session, item, actions, history, notice, prob
         {history.length === 0 ? (
           <p class="muted">No decision recorded yet.</p>
         ) : (
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">When</th>
-                  <th scope="col">Decision</th>
-                  <th scope="col">State</th>
-                  <th scope="col">By</th>
-                  <th scope="col">Feedback</th>
-                </tr>
-              </thead>
-              <tbody>
-                {history.map((d) => (
-                  <tr>
-                    <td>{when(d.decidedAt)}</td>
-                    <td>{HISTORY_ACTIONS[d.action] ?? d.action}</td>
-                    <td>
-                      {STATUS_LABELS[d.from]} → {STATUS_LABELS[d.to]}
-                    </td>
-                    <td>{d.decidedBy ?? <span class="muted">the directory</span>}</td>
-                    <td>{d.feedback ?? <span class="muted">none</span>}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable wrap columns={HISTORY_COLUMNS} rows={history} />
         )}
       </Card>
     </Page>

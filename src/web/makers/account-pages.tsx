@@ -4,6 +4,7 @@ import { Card } from '../components/card.tsx';
 import { Button, ErrorSummary, Field, Form, FormActions, LinkButton, type FieldErrors } from '../components/forms.tsx';
 import type { NoticeMessage } from '../components/notice.tsx';
 import { Page, type Session } from '../components/layout.tsx';
+import { DataTable, type Column } from '../components/data-table.tsx';
 
 /**
  * The pages of a maker's account: sign-in by e-mailed link, the OAuth consent page, and
@@ -154,6 +155,31 @@ export function ConsentPage({ session, view }: { session: Session; view: Consent
   );
 }
 
+function connectedAppColumns(csrfToken: string): readonly Column<ConnectedApp>[] {
+  return [
+    {
+      header: 'App',
+      cell: (app) => (
+        <>
+          <strong>{app.clientName}</strong>
+          {app.clientSite && <div class="muted">{app.clientSite}</div>}
+        </>
+      ),
+    },
+    { header: 'Allowed to', cell: (app) => (app.scopes.length ? app.scopes.join(', ') : 'no listing access') },
+    { header: 'Connected', cell: (app) => when(app.createdAt) },
+    { header: 'Last used', cell: (app) => (app.lastUsedAt ? when(app.lastUsedAt) : 'not yet') },
+    {
+      header: <span class="visually-hidden">Action</span>,
+      cell: (app) => (
+        <Form action={`/settings/apps/${encodeURIComponent(app.grantId)}/disconnect`} csrfToken={csrfToken} aria-label={`Disconnect ${app.clientName}`}>
+          <Button variant="danger">Disconnect</Button>
+        </Form>
+      ),
+    },
+  ];
+}
+
 export function ConnectedAppsPage({ session, apps, notice }: { session: Session; apps: readonly ConnectedApp[]; notice?: NoticeMessage | null }) {
   return (
     <Page title="Connected apps" nav="apps" session={session} notice={notice}>
@@ -162,37 +188,7 @@ export function ConnectedAppsPage({ session, apps, notice }: { session: Session;
       {apps.length === 0 ? (
         <p class="muted">No app is connected to your account.</p>
       ) : (
-        <table class="table">
-          <thead>
-            <tr>
-              <th scope="col">App</th>
-              <th scope="col">Allowed to</th>
-              <th scope="col">Connected</th>
-              <th scope="col">Last used</th>
-              <th scope="col">
-                <span class="visually-hidden">Action</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {apps.map((app) => (
-              <tr>
-                <td>
-                  <strong>{app.clientName}</strong>
-                  {app.clientSite && <div class="muted">{app.clientSite}</div>}
-                </td>
-                <td>{app.scopes.length ? app.scopes.join(', ') : 'no listing access'}</td>
-                <td>{when(app.createdAt)}</td>
-                <td>{app.lastUsedAt ? when(app.lastUsedAt) : 'not yet'}</td>
-                <td>
-                  <Form action={`/settings/apps/${encodeURIComponent(app.grantId)}/disconnect`} csrfToken={session.csrfToken} aria-label={`Disconnect ${app.clientName}`}>
-                    <Button variant="danger">Disconnect</Button>
-                  </Form>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <DataTable class="table" columns={connectedAppColumns(session.csrfToken)} rows={apps} />
       )}
     </Page>
   );

@@ -15,6 +15,7 @@ import type { NoticeMessage } from '../components/notice.tsx';
 import { StatusBadge } from '../components/status-badge.tsx';
 import { Page, type Session } from '../components/layout.tsx';
 import { EMPTY_FAQ_ROWS, type ListingValues, type ProfileValues, type SubmissionValues } from './maker-forms.ts';
+import { DataTable, type Column } from '../components/data-table.tsx';
 
 /**
  * The maker's pages for their listings: the submission form (from the dashboard, or from a
@@ -234,6 +235,25 @@ function StatusCell({ listing }: { listing: MakerListing }) {
   );
 }
 
+const DASHBOARD_COLUMNS: readonly Column<MakerListing>[] = [
+  {
+    header: 'Listing',
+    cell: (l) => (
+      <>
+        <a href={LISTING_PAGES.edit(l.slug)}>
+          <strong>{l.name}</strong>
+        </a>
+        <div class="muted">{l.website}</div>
+      </>
+    ),
+  },
+  { header: 'Status', cell: (l) => <StatusCell listing={l} /> },
+  { header: 'Plan', cell: (l) => PLAN_LABELS[l.plan] },
+  { header: 'Badge', cell: (l) => BADGE_LABELS[l.badge] },
+  { header: 'Feedback', cell: (l) => l.feedback ?? <span class="muted">None</span>, class: 'feedback' },
+  { header: 'Public page', cell: (l) => (l.status === 'live' ? <a href={l.url}>View</a> : <span class="muted">Not live</span>) },
+];
+
 export function DashboardPage({ session, listings, notice }: { session: Session; listings: readonly MakerListing[]; notice?: NoticeMessage | null }) {
   return (
     <Page title="Your listings" nav="dashboard" session={session} notice={notice}>
@@ -253,39 +273,7 @@ export function DashboardPage({ session, listings, notice }: { session: Session;
           </p>
         </Card>
       ) : (
-        <div class="table-wrap">
-          <table class="table">
-            <thead>
-              <tr>
-                <th scope="col">Listing</th>
-                <th scope="col">Status</th>
-                <th scope="col">Plan</th>
-                <th scope="col">Badge</th>
-                <th scope="col">Feedback</th>
-                <th scope="col">Public page</th>
-              </tr>
-            </thead>
-            <tbody>
-              {listings.map((l) => (
-                <tr>
-                  <td>
-                    <a href={LISTING_PAGES.edit(l.slug)}>
-                      <strong>{l.name}</strong>
-                    </a>
-                    <div class="muted">{l.website}</div>
-                  </td>
-                  <td>
-                    <StatusCell listing={l} />
-                  </td>
-                  <td>{PLAN_LABELS[l.plan]}</td>
-                  <td>{BADGE_LABELS[l.badge]}</td>
-                  <td class="feedback">{l.feedback ?? <span class="muted">None</span>}</td>
-                  <td>{l.status === 'live' ? <a href={l.url}>View</a> : <span class="muted">Not live</span>}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable wrap class="table" columns={DASHBOARD_COLUMNS} rows={listings} />
       )}
     </Page>
   );

@@ -2,6 +2,7 @@ import type { VNode } from 'preact';
 import { renderToString } from 'preact-render-to-string';
 import { describe, expect, it } from 'vitest';
 import { Card } from '../../../../src/web/components/card.tsx';
+import { DataTable, type Column } from '../../../../src/web/components/data-table.tsx';
 import { Button, Checkbox, ErrorSummary, Field, Form, LinkButton, Select, TextArea } from '../../../../src/web/components/forms.tsx';
 import { Notice } from '../../../../src/web/components/notice.tsx';
 import { STATUS_LABELS, StatusBadge, type ListingStatus } from '../../../../src/web/components/status-badge.tsx';
@@ -249,5 +250,34 @@ describe('buttons, cards and badges', () => {
       expect(doc.attr(badge, 'class')).toBe(`badge badge-${status}`);
       expect(css).toContain(`.badge-${status} {`);
     }
+  });
+});
+
+describe('DataTable', () => {
+  const columns: Column<{ name: string; note: string | null }>[] = [
+    { header: 'Name', cell: (r) => <strong>{r.name}</strong> },
+    { header: 'Note', cell: (r) => r.note ?? <span class="muted">none</span>, class: 'feedback' },
+  ];
+
+  it('heads each column for screen readers and shows a row per record, text escaped', () => {
+    const doc = parse(<DataTable class="table" columns={columns} rows={[{ name: 'A <b>', note: 'x' }, { name: 'B', note: null }]} />);
+    const table = doc.all('table')[0]!;
+    expect(doc.attr(table, 'class')).toBe('table');
+    expect(doc.all('th').map((th) => [doc.text(th), doc.attr(th, 'scope')])).toEqual([
+      ['Name', 'col'],
+      ['Note', 'col'],
+    ]);
+    expect(doc.all('tr', doc.all('tbody')[0]!)).toHaveLength(2);
+    expect(doc.texts('td')).toEqual(['A <b>', 'x', 'B', 'none']);
+    expect(doc.all('td').map((td) => doc.attr(td, 'class'))).toEqual([undefined, 'feedback', undefined, 'feedback']);
+    expect(doc.all('div')).toEqual([]);
+  });
+
+  it('scrolls sideways inside a table-wrap when asked', () => {
+    const doc = parse(<DataTable wrap columns={columns} rows={[]} />);
+    const wrap = doc.all('div')[0]!;
+    expect(doc.attr(wrap, 'class')).toBe('table-wrap');
+    expect(doc.all('table', wrap)).toHaveLength(1);
+    expect(doc.all('td')).toEqual([]);
   });
 });
