@@ -1,5 +1,6 @@
 import type { Pool } from '../src/db/pool.ts';
-import { buildCurrentSnapshot, latestSnapshot, LocalSnapshotCache, writeSnapshot, type SnapshotInfo } from '../src/read/snapshot-store.ts';
+import { buildCurrentSnapshot, latestSnapshot, LocalSnapshotCache, type SnapshotInfo } from '../src/read/snapshot-store.ts';
+import { writeSnapshot } from './snapshot-writer.ts';
 import { embeddedOptions, loadSearchSettings } from '../src/search/search-settings.ts';
 import type { ProjectorLog } from '../src/util/log.ts';
 

@@ -46,3 +46,8 @@ export async function findMakerByEmail(db: Queryable, email: string): Promise<Ma
   const { rows } = await db.query<{ id: string; email: string; is_admin: boolean }>('SELECT id, email, is_admin FROM catalog.makers WHERE lower(email) = lower($1)', [email]);
   return rows[0] ? toMaker(rows[0]) : undefined;
 }
+
+/** Makes an account an admin (the review pages and tools), or no longer one. */
+export async function setAdmin(db: Queryable, makerId: string, isAdmin: boolean): Promise<void> {
+  await db.query('UPDATE catalog.makers SET is_admin = $2 WHERE id = $1', [makerId, isAdmin]);
+}

@@ -1,4 +1,4 @@
-import { findMakerByEmail, findOrCreateMaker, parseEmail } from '../auth/makers.ts';
+import { findMakerByEmail, findOrCreateMaker, setAdmin, parseEmail } from '../auth/makers.ts';
 import { configFromArgs, parseCommandArgs } from './common.ts';
 import { withWriteModel } from './with-write-model.ts';
 
@@ -33,7 +33,7 @@ export default async function adminCommand(args: string[]): Promise<number> {
   return withWriteModel(config, 'admin', async (pool) => {
     if (action === 'grant') {
       const maker = await findOrCreateMaker(pool, address.email);
-      await pool.query('UPDATE catalog.makers SET is_admin = true WHERE id = $1', [maker.id]);
+      await setAdmin(pool, maker.id, true);
       process.stdout.write(`${maker.email} is an admin\n`);
       return 0;
     }
@@ -42,7 +42,7 @@ export default async function adminCommand(args: string[]): Promise<number> {
       console.error(`catalog admin: no account has the address ${address.email}`);
       return 1;
     }
-    await pool.query('UPDATE catalog.makers SET is_admin = false WHERE id = $1', [maker.id]);
+    await setAdmin(pool, maker.id, false);
     process.stdout.write(`${maker.email} is no longer an admin\n`);
     return 0;
   });

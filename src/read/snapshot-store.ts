@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { openSync, closeSync, readSync, fstatSync } from 'node:fs';
 import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -11,7 +10,7 @@ import { LISTING_ORDER_SQL, SNAPSHOT_FORMAT, SnapshotBuilder, type SnapshotRow }
 
 /**
  * Where snapshots live. The leading projector writes each one into PostgreSQL
- * (projection.snapshots, in parts of PART_BYTES), so an API process started on any host
+ * (projection.snapshots, in parts: projector/snapshot-writer.ts), so an API process started on any host
  * finds it; each process also keeps the last one it read in a local file, so a restart on the
  * same host reads its disk instead of the database. A snapshot is immutable and named by a
  * random id: a local file is used only when the database still lists that id as its latest.
@@ -23,9 +22,6 @@ export interface SnapshotInfo {
   listings: number;
   search: boolean;
 }
-
-/** Parts stay far below PostgreSQL's 1 GB limit on one value, and bound the memory of one row. */
-const PART_BYTES = 32 * 1024 * 1024;
 
 type Queryable = Pick<Pool, 'query'> | PoolClient;
 
@@ -103,46 +99,6 @@ export async function readSnapshotBytes(client: PoolClient, info: SnapshotInfo):
   }
   if (written !== info.size) throw new Error(`snapshot ${info.id}: read ${written} bytes of ${info.size}`);
   return out;
-}
-
-/**
- * Writes a snapshot: parts first, each in a short transaction of its own (a long transaction
- * would hold the projector's outbox horizon back), then one short transaction that marks it
- * complete and drops the snapshots it replaces.
- */
-export async function writeSnapshot(pool: Pool, snapshot: Snapshot, bytes: Buffer = snapshot.encode()): Promise<SnapshotInfo> {
-  const info: SnapshotInfo = { id: randomUUID(), version: snapshot.version, size: bytes.length, listings: snapshot.count, search: snapshot.search !== undefined };
-  // Snapshots a crashed writer left incomplete.
-  await pool.query(`DELETE FROM projection.snapshots WHERE NOT complete AND created_at < now() - interval '1 hour'`);
-  await pool.query('INSERT INTO projection.snapshots (id, version, format, size, listings, search) VALUES ($1, $2, $3, $4, $5, $6)', [
-    info.id,
-    info.version,
-    SNAPSHOT_FORMAT,
-    info.size,
-    info.listings,
-    info.search,
-  ]);
-  try {
-    for (let part = 0, at = 0; at < bytes.length || part === 0; part++, at += PART_BYTES) {
-      await pool.query('INSERT INTO projection.snapshot_parts (snapshot, part, bytes) VALUES ($1, $2, $3)', [info.id, part, bytes.subarray(at, at + PART_BYTES)]);
-    }
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
-      await client.query('UPDATE projection.snapshots SET complete = true WHERE id = $1', [info.id]);
-      await client.query('DELETE FROM projection.snapshots WHERE complete AND search = $1 AND id <> $2', [info.search, info.id]);
-      await client.query('COMMIT');
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
-  } catch (err) {
-    await pool.query('DELETE FROM projection.snapshots WHERE id = $1', [info.id]).catch(() => undefined);
-    throw err;
-  }
-  return info;
 }
 
 export const SNAPSHOT_COLUMNS = `slug, doc, website_followed, ${SEARCH_COLUMNS}`;

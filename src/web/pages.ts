@@ -11,7 +11,7 @@ import { registerBadgeImage } from './directory/badge-image.tsx';
 import { registerDirectoryPages } from './directory/directory-routes.tsx';
 import { registerMakerListingPages } from './makers/maker-listing-routes.tsx';
 import { registerMakerSession } from './maker-session.ts';
-import { sendPageError } from './components/page-errors.tsx';
+import { sendPageError } from './page-errors.tsx';
 import { registerPageSecurity } from './page-security.ts';
 import { registerPaymentPages, type PaymentPagesDeps } from './makers/payment-routes.tsx';
 import { registerStylesheet } from './stylesheet.ts';

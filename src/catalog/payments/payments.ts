@@ -22,6 +22,26 @@ export interface Payment {
   readonly listing: { readonly id: string; readonly slug: string; readonly name: string; readonly state: ListingState };
 }
 
+/**
+ * The open payment of this listing at this price with this provider: the one already open, else a
+ * new one. Asking again therefore never piles up payments.
+ */
+export async function openPayment(db: Queryable, listing: { id: string; makerId: string }, provider: PaymentProviderName, price: Price): Promise<string> {
+  const { rows } = await db.query<{ id: string }>(
+    `WITH open AS (
+       SELECT id FROM catalog.payments
+       WHERE listing_id = $1 AND status = 'open' AND provider = $3 AND amount_minor = $4 AND currency = $5
+       ORDER BY created_at DESC LIMIT 1
+     ), made AS (
+       INSERT INTO catalog.payments (listing_id, maker_id, provider, amount_minor, currency)
+       SELECT $1, $2, $3, $4, $5 WHERE NOT EXISTS (SELECT 1 FROM open)
+       RETURNING id
+     )
+     SELECT id FROM open UNION ALL SELECT id FROM made`,
+    [listing.id, listing.makerId, provider, price.amountMinor, price.currency],
+  );
+  return rows[0]!.id;
+}
 
 /** Payment ids are uuids (gen_random_uuid); anything else names no payment. */
 const PAYMENT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

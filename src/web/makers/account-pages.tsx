@@ -1,7 +1,7 @@
 import type { ConnectedApp } from '../../auth/grants.ts';
 import { NEVER_ALLOWED, SCOPE_MEANINGS, type Scope } from '../../auth/scopes.ts';
 import { Card } from '../components/card.tsx';
-import { Button, ErrorSummary, Field, Form, FormActions, LinkButton, type FieldErrors } from '../components/forms.tsx';
+import { Button, ErrorSummary, Field, Form, FormActions, type FieldErrors } from '../components/forms.tsx';
 import type { NoticeMessage } from '../components/notice.tsx';
 import { Page, type Session } from '../components/layout.tsx';
 import { DataTable, type Column } from '../components/data-table.tsx';
@@ -189,21 +189,6 @@ export function ConnectedAppsPage({ session, apps, notice }: { session: Session;
         <p class="muted">No app is connected to your account.</p>
       ) : (
         <DataTable class="table" columns={connectedAppColumns(session.csrfToken)} rows={apps} />
-      )}
-    </Page>
-  );
-}
-
-/** An error on the way through sign-in or consent: what happened and where to go next. */
-export function AccountErrorPage({ title, message, session, next }: { title: string; message: string; session: Session | null; next?: { href: string; label: string } }) {
-  return (
-    <Page title={title} session={session}>
-      <h1>{title}</h1>
-      <p>{message}</p>
-      {next && (
-        <p>
-          <LinkButton href={next.href}>{next.label}</LinkButton>
-        </p>
       )}
     </Page>
   );

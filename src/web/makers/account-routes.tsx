@@ -8,7 +8,8 @@ import { SESSION_COOKIE, createSession, endSession } from '../../auth/sessions.t
 import { checkSignInLink, createSignInLink, safeReturnTo, useSignInLink } from '../../auth/sign-in-links.ts';
 import type { Pool } from '../../db/pool.ts';
 import type { KeyedLimiter } from '../../util/keyed-limiter.ts';
-import { AccountErrorPage, ConfirmSignInPage, ConnectedAppsPage, ConsentPage, LinkProblemPage, LinkSentPage, SignInPage, type ConsentView } from './account-pages.tsx';
+import { ConfirmSignInPage, ConnectedAppsPage, ConsentPage, LinkProblemPage, LinkSentPage, SignInPage, type ConsentView } from './account-pages.tsx';
+import { ProblemPage } from '../components/problem-page.tsx';
 import { contentSecurityPolicy } from '../csp.ts';
 import { clearSessionCookie, csrfToken, pageSession, setSessionCookie } from '../maker-session.ts';
 import { sendPrivatePage } from '../render.ts';
@@ -198,7 +199,7 @@ export function registerAccountPages(scope: FastifyInstance, deps: AccountPagesD
 function expiredAuthorization(request: FastifyRequest, reply: FastifyReply): FastifyReply {
   return sendPrivatePage(
     reply,
-    <AccountErrorPage
+    <ProblemPage
       title="This request has expired"
       message="The app's request to connect is no longer open (it expires after an hour, or was already answered). Start again from the app."
       session={pageSession(request, reply)}

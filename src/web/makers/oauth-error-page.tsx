@@ -1,5 +1,5 @@
 import type { ErrorPage, OAuthErrorForPage } from '../../auth/authorization-server.ts';
-import { AccountErrorPage } from './account-pages.tsx';
+import { ProblemPage } from '../components/problem-page.tsx';
 import { contentSecurityPolicy } from '../csp.ts';
 import { renderPage } from '../../http/html.ts';
 
@@ -20,7 +20,7 @@ export function oauthErrorPageFor(publicUrl: string) {
     const message = [EXPLANATIONS[error.error] ?? 'The app sent a request this directory cannot accept.', why]
       .filter(Boolean)
       .join(' ');
-    const html = renderPage(<AccountErrorPage title="This app cannot connect" message={message} session={null} next={{ href: '/', label: 'Go to the directory' }} />);
+    const html = renderPage(<ProblemPage title="This app cannot connect" message={message} session={null} next={{ href: '/', label: 'Go to the directory' }} />);
     return { html, contentSecurityPolicy: csp };
   };
 }
