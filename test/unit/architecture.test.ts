@@ -1,0 +1,137 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The code map of ARCHITECTURE.md, held against the code's own imports: every folder imports only
+ * folders on the floors below it, no files import each other in a circle, and each kind of table
+ * has its one writer.
+ */
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** The floors, top first: a folder may import only folders listed after it. */
+const FLOORS = [
+  'src/cli.ts',
+  'src/cli',
+  'src/service.ts',
+  'src/app.ts',
+  'src/mcp',
+  'src/web',
+  'src/http',
+  'projector',
+  'src/demo',
+  'src/payments',
+  'src/catalog',
+  'src/read',
+  'src/auth',
+  'src/search',
+  'src/db',
+  'src/util',
+  'src/config',
+  'src/sites',
+  'src/contract',
+  'src/money',
+];
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
+    const rel = path.posix.join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(rel);
+    return /\.tsx?$/.test(entry.name) && !entry.name.endsWith('.d.ts') ? [rel] : [];
+  });
+}
+
+const FILES = [...sourceFiles('src'), ...sourceFiles('projector')];
+const SOURCES = new Map(FILES.map((file) => [file, readFileSync(path.join(ROOT, file), 'utf8')]));
+
+/** Relative imports (static, dynamic and re-exports) of a file, as paths from the root. */
+function importsOf(file: string): string[] {
+  const out: string[] = [];
+  for (const m of SOURCES.get(file)!.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"](\.{1,2}\/[^'"]+)['"]/g)) {
+    out.push(path.posix.normalize(path.posix.join(path.posix.dirname(file), m[1]!)));
+  }
+  return out;
+}
+
+function roomOf(file: string): string {
+  const room = FLOORS.find((r) => file === r || file.startsWith(`${r}/`));
+  if (!room) throw new Error(`${file} is in no room of the code map: add its folder to ARCHITECTURE.md and FLOORS`);
+  return room;
+}
+
+describe('the code map', () => {
+  it('every source file belongs to a room of the code map', () => {
+    for (const file of FILES) expect(() => roomOf(file)).not.toThrow();
+  });
+
+  it('no import runs back up a floor', () => {
+    const upward: string[] = [];
+    for (const file of FILES) {
+      for (const target of importsOf(file)) {
+        if (!SOURCES.has(target)) continue;
+        const from = FLOORS.indexOf(roomOf(file));
+        const to = FLOORS.indexOf(roomOf(target));
+        if (to < from) upward.push(`${file} -> ${target}`);
+      }
+    }
+    expect(upward).toEqual([]);
+  });
+
+  it('no files import each other in a circle', () => {
+    const graph = new Map(FILES.map((f) => [f, importsOf(f).filter((t) => SOURCES.has(t))]));
+    const circles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const stack: string[] = [];
+    const visit = (file: string) => {
+      state.set(file, 'open');
+      stack.push(file);
+      for (const next of graph.get(file)!) {
+        if (state.get(next) === 'open') circles.push([...stack.slice(stack.indexOf(next)), next].join(' -> '));
+        else if (!state.has(next)) visit(next);
+      }
+      stack.pop();
+      state.set(file, 'done');
+    };
+    for (const file of FILES) if (!state.has(file)) visit(file);
+    expect(circles).toEqual([]);
+  });
+
+  it('http and mcp share the composition type and never import each other, pages or the composition', () => {
+    const crossing = FILES.filter((f) => f.startsWith('src/http/') || f.startsWith('src/mcp/')).flatMap((file) =>
+      importsOf(file)
+        .filter((t) => t === 'src/app.ts' || t.startsWith('src/web/') || (file.startsWith('src/http/') ? t.startsWith('src/mcp/') : t.startsWith('src/http/app')))
+        .map((t) => `${file} -> ${t}`),
+    );
+    expect(crossing).toEqual([]);
+  });
+
+  it('reads never import the write model', () => {
+    const reads = FILES.filter((f) => /^src\/(read|search|http)\//.test(f));
+    const writeSide = reads.flatMap((file) => importsOf(file).filter((t) => t.startsWith('src/catalog/')).map((t) => `${file} -> ${t}`));
+    expect(writeSide).toEqual([]);
+  });
+});
+
+describe('who writes which tables', () => {
+  const writes = (schema: string) => new RegExp(`\\b(?:INSERT\\s+INTO|UPDATE|DELETE\\s+FROM|TRUNCATE)\\s+${schema}\\.(\\w+)`, 'gi');
+  const writers = (schema: string) =>
+    FILES.flatMap((file) => [...SOURCES.get(file)!.matchAll(writes(schema))].map((m) => `${file}: ${m[1]}`));
+
+  it('only the projector writes the projection', () => {
+    expect(writers('projection').filter((w) => !w.startsWith('projector/'))).toEqual([]);
+    expect(writers('projection').length).toBeGreaterThan(0);
+  });
+
+  it('only the catalog and accounts write the write model; the projector only prunes the outbox it consumed', () => {
+    const others = writers('catalog').filter((w) => {
+      if (w.startsWith('src/catalog/') || w.startsWith('src/auth/')) return false;
+      return !/^projector\/[\w-]+\.ts: outbox$/.test(w);
+    });
+    expect(others).toEqual([]);
+  });
+
+  it('only accounts write the authorization records', () => {
+    expect(writers('auth').filter((w) => !w.startsWith('src/auth/'))).toEqual([]);
+  });
+});
