@@ -4,16 +4,7 @@ import type { SearchDocument } from './port.ts';
  * The searchable columns of projection.products, as the projector (feeding an external index)
  * and each API process's mirror (feeding its embedded engine) read them.
  */
-export interface SearchRow {
-  id: string;
-  name: string;
-  punchline: string;
-  description_text: string;
-  category: string | null;
-  labels: string[];
-  tags: string[];
-  listed_at: Date | null;
-}
+export type SearchRow = Omit<SearchDocument, 'listed_at'> & { listed_at: Date | null };
 
 export const SEARCH_COLUMNS = 'id, name, punchline, description_text, category, labels, tags, listed_at';
 

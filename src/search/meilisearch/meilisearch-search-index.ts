@@ -14,17 +14,8 @@ import { SearchIndexWriteError } from './search-task-error.ts';
  */
 export const NEVER_LISTED = -8.64e15;
 
-/** The document as Meilisearch stores it. */
-interface MeiliDocument {
-  id: string;
-  name: string;
-  punchline: string;
-  description_text: string;
-  category: string | null;
-  labels: string[];
-  tags: string[];
-  listed_at: number;
-}
+/** The document as Meilisearch stores it: never listed sorts last as NEVER_LISTED. */
+type MeiliDocument = Omit<SearchDocument, 'listed_at'> & { listed_at: number };
 
 export interface MeilisearchIndexOptions {
   url: string;
