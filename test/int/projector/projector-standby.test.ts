@@ -74,7 +74,8 @@ describe('leadership', () => {
     expect([first.isLeader, second.isLeader]).toEqual([true, false]);
 
     const [pid] = await leaderSessions();
-    await db.pool.query('SELECT pg_terminate_backend($1)', [pid]);
+    // Waits (up to 5 s) until that backend has ended and its locks are gone.
+      await db.pool.query('SELECT pg_terminate_backend($1, 5000)', [pid]);
     // Either may win the lock again, never both.
     await expect.poll(async () => (await leaderSessions()).length, { timeout: 10_000 }).toBe(1);
     await expect.poll(() => Number(first.isLeader) + Number(second.isLeader), { timeout: 10_000 }).toBe(1);
@@ -101,7 +102,8 @@ describe('fencing', () => {
       expect(await leadership.tryAcquire()).toBe(true);
       expect(await leadership.stillHeld(db.pool)).toBe(true);
       const [pid] = await sessions();
-      await db.pool.query('SELECT pg_terminate_backend($1)', [pid]);
+      // Waits (up to 5 s) until that backend has ended and its locks are gone.
+      await db.pool.query('SELECT pg_terminate_backend($1, 5000)', [pid]);
       // Whether or not the process has heard of its session's end yet, the answer is no.
       expect(await leadership.stillHeld(db.pool)).toBe(false);
       expect(leadership.isLeader).toBe(false);
