@@ -22,21 +22,17 @@ export function parseSearchParams(input: unknown): SearchQuery {
   return plainSearchParams(input) ?? parseSearchParamsWithSchema(input);
 }
 
-/** A query with only the filters given: an absent filter is no key at all, so both readings give equal objects. */
-function searchQueryOf(p: { q?: string | undefined; category?: string | undefined; label?: string | undefined; tag?: string | undefined; page: number; limit: number }): SearchQuery {
-  const query: SearchQuery = { page: p.page, limit: p.limit };
-  if (p.q !== undefined) query.q = p.q;
-  if (p.category !== undefined) query.category = p.category;
-  if (p.label !== undefined) query.label = p.label;
-  if (p.tag !== undefined) query.tag = p.tag;
-  return query;
-}
-
 /** The schema's reading of search parameters: every rule, every message. */
 export function parseSearchParamsWithSchema(input: unknown): SearchQuery {
   const parsed = searchParamsSchema.safeParse(input ?? {});
   if (!parsed.success) throw badRequest(issuesFromZod(parsed.error));
-  return searchQueryOf(parsed.data);
+  const { q, category, label, tag, page, limit } = parsed.data;
+  const query: SearchQuery = { page, limit };
+  if (q !== undefined) query.q = q;
+  if (category !== undefined) query.category = category;
+  if (label !== undefined) query.label = label;
+  if (tag !== undefined) query.tag = tag;
+  return query;
 }
 
 /** A page or limit the schema takes: a number, or digits in a query string, within bounds. */
@@ -92,7 +88,12 @@ function plainSearchParams(input: unknown): SearchQuery | undefined {
         return undefined;
     }
   }
-  return searchQueryOf({ q, category, label, tag, page, limit });
+  const query: SearchQuery = { page, limit };
+  if (q !== undefined) query.q = q;
+  if (category !== undefined) query.category = category;
+  if (label !== undefined) query.label = label;
+  if (tag !== undefined) query.tag = tag;
+  return query;
 }
 
 /** A slug that passes the schema as it is: what nearly every call gives, checked without zod. */
