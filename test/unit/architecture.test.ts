@@ -34,6 +34,26 @@ const FLOORS = [
   'src/money',
 ];
 
+/** ARCHITECTURE.md's "May import" column: the complete list for each folder (from the service down). */
+const MAY_IMPORT: Record<string, readonly string[]> = {
+  'src/mcp': ['src/read', 'src/catalog', 'src/auth', 'src/http', 'src/money', 'src/db', 'src/contract', 'src/config'],
+  'src/web': ['src/read', 'src/catalog', 'src/auth', 'src/payments', 'src/http', 'src/sites', 'src/money', 'src/db', 'src/contract', 'src/util'],
+  'src/http': ['src/read', 'src/auth', 'src/payments', 'src/db', 'src/contract', 'src/config', 'src/util'],
+  'src/payments': ['src/catalog', 'src/auth', 'src/money', 'src/db', 'src/config', 'src/contract'],
+  'src/demo': ['src/catalog'],
+  projector: ['src/read', 'src/search', 'src/db', 'src/contract', 'src/util', 'src/catalog/listings/listing-rules.ts'],
+  'src/catalog': ['src/auth', 'src/sites', 'src/db', 'src/money', 'src/contract', 'src/util'],
+  'src/read': ['src/search', 'src/db', 'src/contract', 'src/util'],
+  'src/auth': ['src/sites', 'src/db', 'src/config', 'src/contract', 'src/util'],
+  'src/search': ['src/config', 'src/util'],
+  'src/db': ['src/config', 'src/util'],
+  'src/util': ['src/config'],
+  'src/sites': ['src/contract'],
+  'src/config': ['src/money'],
+  'src/contract': [],
+  'src/money': [],
+};
+
 function sourceFiles(dir: string): string[] {
   return readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
     const rel = path.posix.join(dir, entry.name);
@@ -76,6 +96,20 @@ describe('the code map', () => {
       }
     }
     expect(upward).toEqual([]);
+  });
+
+  it('each folder imports only what its row of the code map allows', () => {
+    const outside: string[] = [];
+    for (const file of FILES) {
+      const room = roomOf(file);
+      const allowed = MAY_IMPORT[room];
+      if (!allowed) continue;
+      for (const target of importsOf(file)) {
+        if (!SOURCES.has(target) || roomOf(target) === room) continue;
+        if (!allowed.some((a) => target === a || target.startsWith(`${a}/`))) outside.push(`${file} -> ${target}`);
+      }
+    }
+    expect(outside).toEqual([]);
   });
 
   it('no files import each other in a circle', () => {
