@@ -10,9 +10,9 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export const DIST_CLI = path.join(ROOT, 'dist', 'src', 'cli.js');
 export const STAMP = path.join(ROOT, 'dist', 'build-stamp.json');
 
-/** Folders compiled to dist/, and the files that steer the compiler. */
+/** Folders compiled to dist/, and the files that steer the compiler (the lock file: the bundle holds the packages). */
 const SOURCE_DIRS = ['src', 'projector'];
-const SOURCE_FILES = ['tsconfig.json', 'tsconfig.build.json', 'package.json'];
+const SOURCE_FILES = ['tsconfig.json', 'tsconfig.build.json', 'package.json', 'package-lock.json'];
 const COMPILED = /\.(ts|tsx|mts|cts)$/;
 
 function sourceFiles() {

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// `npm run build`: compiles src/ and projector/ to dist/ with tsc, then stamps the build with a
-// fingerprint of the sources it compiled (see build-state.js). With --at-install (the `prepare`
+// `npm run build`: compiles src/ and projector/ to dist/ with tsc (which checks the types),
+// bundles the command with esbuild into dist/src/cli.js and its chunks (see bundle.js), then
+// stamps the build with a fingerprint of the sources it compiled (see build-state.js). With --at-install (the `prepare`
 // script of `npm install`), a checkout without sources or without the compiler is left unbuilt:
 // `catalog` then runs the sources through tsx.
 import { spawnSync } from 'node:child_process';
@@ -8,6 +9,7 @@ import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fingerprint, ROOT, sourcesPresent, STAMP } from './build-state.js';
+import { bundle } from './bundle.js';
 
 const atInstall = process.argv.includes('--at-install');
 
@@ -39,5 +41,12 @@ if (result.status !== 0) {
 if (!existsSync(path.join(ROOT, 'dist', 'src', 'cli.js'))) {
   console.error('catalog: the build wrote no dist/src/cli.js');
   process.exit(1);
+}
+try {
+  await bundle();
+} catch (err) {
+  // The modules tsc wrote run as they are (slower to start): a failed bundle costs time, not service.
+  console.error(`catalog: the bundle failed (${err instanceof Error ? err.message : String(err)}); dist/ runs the modules as compiled`);
+  if (!atInstall) process.exit(1);
 }
 writeFileSync(STAMP, `${JSON.stringify(stamp)}\n`);

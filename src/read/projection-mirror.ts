@@ -215,7 +215,7 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
     const info = await latestSnapshot(client, withSearch);
     // Changes since it must still be readable (removals are pruned up to oldest_version).
     if (!info || info.version < oldestVersion || info.version > current) return undefined;
-    let bytes = cache?.read(info);
+    let bytes = await cache?.read(info);
     const local = bytes !== undefined;
     bytes ??= await readSnapshotBytes(client, info);
     return { snapshot: Snapshot.decode(bytes), info, bytes, local };

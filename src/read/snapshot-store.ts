@@ -1,5 +1,5 @@
-import { openSync, closeSync, readSync, fstatSync } from 'node:fs';
-import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { to as copyTo } from 'pg-copy-streams';
 import type { Pool, PoolClient } from '../db/pool.ts';
@@ -161,26 +161,39 @@ export class LocalSnapshotCache {
     return path.join(this.dir, `${info.id}.snapshot`);
   }
 
-  /** The snapshot's bytes when this host has them. */
-  read(info: SnapshotInfo): Buffer | undefined {
-    let fd: number;
+  /**
+   * The snapshot's bytes when this host has them. Read in a few parts at once on libuv's
+   * threads: most of the time goes to the kernel giving the new buffer its pages (on this
+   * machine about 3 ms per MB), which threads share out over the cores; the main thread meanwhile
+   * goes on with the service's other start-up work.
+   */
+  async read(info: SnapshotInfo): Promise<Buffer | undefined> {
+    let handle: FileHandle;
     try {
-      fd = openSync(this.file(info), 'r');
+      handle = await open(this.file(info), 'r');
     } catch {
       return undefined;
     }
     try {
-      if (fstatSync(fd).size !== info.size) return undefined;
+      if ((await handle.stat()).size !== info.size) return undefined;
       const out = alignedBuffer(info.size);
-      let at = 0;
-      while (at < info.size) {
-        const n = readSync(fd, out, at, Math.min(info.size - at, 1 << 30), at);
-        if (n === 0) return undefined;
-        at += n;
-      }
-      return out;
+      const parts = Math.max(2, Math.min(4, availableParallelism()));
+      const step = Math.ceil(info.size / parts);
+      const complete = await Promise.all(
+        Array.from({ length: parts }, async (_, i) => {
+          const end = Math.min(info.size, (i + 1) * step);
+          let at = i * step;
+          while (at < end) {
+            const { bytesRead } = await handle.read(out, at, Math.min(end - at, 1 << 30), at);
+            if (bytesRead === 0) return false;
+            at += bytesRead;
+          }
+          return true;
+        }),
+      );
+      return complete.every(Boolean) ? out : undefined;
     } finally {
-      closeSync(fd);
+      await handle.close();
     }
   }
 
