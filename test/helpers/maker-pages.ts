@@ -2,6 +2,7 @@ import type http from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Element } from 'domhandler';
+import { afterAll, beforeAll } from 'vitest';
 import { Browser, signIn } from './oauth.ts';
 import { parsePage, type ParsedPage } from './html.ts';
 import { startSite, tableResolver, type TestSite } from './site-network.ts';
@@ -75,6 +76,38 @@ let browserCounter = 0;
  * A browser on an address of its own (X-Forwarded-For; the stack trusts the proxy), as makers
  * come from different networks: the per-address sign-in limit then never interferes.
  */
+/**
+ * A test file's makers' sites and service, started before its tests and stopped after, with a
+ * new signed-in maker and a website of its own per use (so duplicates never get in the way).
+ */
+export function useMakerPages(opts: { makerPrefix: string; sitePrefix: string }) {
+  let stack: TestStack | undefined;
+  let sites: MakerSites | undefined;
+  beforeAll(async () => {
+    sites = await startMakerSites();
+    stack = await startMakerStack();
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    await sites?.site.close();
+  });
+  let mailbox = 0;
+  let pathCounter = 0;
+  const pages = {
+    get stack(): TestStack {
+      if (!stack) throw new Error('the maker pages are not started');
+      return stack;
+    },
+    get sites(): MakerSites {
+      if (!sites) throw new Error('the makers\' sites are not started');
+      return sites;
+    },
+    newMaker: () => signInMaker(pages.stack, `${opts.makerPrefix}${++mailbox}-${Date.now()}@example.com`),
+    freshSite: (host = 'good.example', prefix = opts.sitePrefix) => pages.sites.url(host, `/${prefix}-${++pathCounter}`),
+  };
+  return pages;
+}
+
 export class MakerBrowser extends Browser {
   readonly address: string;
 

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LISTING_LIMITS } from '../../../../src/contract/listing-limits.ts';
 import {
   Browser,
@@ -9,13 +9,9 @@ import {
   post,
   shownErrors,
   shownValue,
-  signInMaker,
-  startMakerSites,
-  startMakerStack,
+  useMakerPages,
   type MakerBrowser,
-  type MakerSites,
 } from '../../../helpers/maker-pages.ts';
-import type { TestStack } from '../../../helpers/stack.ts';
 
 /**
  * A listing's edit page over real HTTP: the review rules of an edit (live stays live, others go
@@ -23,23 +19,8 @@ import type { TestStack } from '../../../helpers/stack.ts';
  * the REST API, Verify against makers' sites served on loopback (found, missing, inconclusive,
  * a hidden listing coming back), the upgrade's payment link, and another maker's listing.
  */
-let stack: TestStack;
-let sites: MakerSites;
-
-beforeAll(async () => {
-  sites = await startMakerSites();
-  stack = await startMakerStack();
-});
-
-afterAll(async () => {
-  await stack?.stop();
-  await sites?.site.close();
-});
-
-let mailbox = 0;
-const newMaker = () => signInMaker(stack, `editor${++mailbox}-${Date.now()}@example.com`);
-let pathCounter = 0;
-const freshSite = (host = 'good.example') => sites.url(host, `/edit-${++pathCounter}`);
+const pages = useMakerPages({ makerPrefix: 'editor', sitePrefix: 'edit' });
+const { newMaker, freshSite } = pages;
 
 const edit = (slug: string) => `/dashboard/listings/${slug}`;
 
@@ -60,7 +41,7 @@ async function createListing(browser: MakerBrowser, overrides: Record<string, st
 }
 
 async function row(slug: string) {
-  const { rows } = await stack.db.pool.query(
+  const { rows } = await pages.stack.db.pool.query(
     `SELECT status::text AS status, plan::text AS plan, name, punchline, description, description_source, category, pricing_model::text AS pricing_model, social,
        hidden_reason, review_requested_at, badge_status, highlights, ideal_for, faq, promo_code, promo_discount, promo_url,
        to_char(promo_expires_at, 'YYYY-MM-DD') AS promo_expires_at, updated_at
@@ -71,11 +52,11 @@ async function row(slug: string) {
 }
 
 async function setState(slug: string, sql: string): Promise<void> {
-  await stack.db.pool.query(`UPDATE catalog.listings SET ${sql} WHERE slug = $1`, [slug]);
+  await pages.stack.db.pool.query(`UPDATE catalog.listings SET ${sql} WHERE slug = $1`, [slug]);
 }
 
 async function restProduct(slug: string): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await fetch(`${stack.baseUrl}/api/v1/products/${slug}`);
+  const res = await fetch(`${pages.stack.baseUrl}/api/v1/products/${slug}`);
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
@@ -115,7 +96,7 @@ describe('the edit page', () => {
     const after = await row(slug);
     expect(after).toMatchObject({ status: 'live', name: 'Edited Name', description_source: 'Second **version** with [a link](https://example.com).', social: null, review_requested_at: null });
     expect(notices((await openEdit(browser, slug)).page)).toEqual(['Saved: the live listing shows your changes within a few seconds.']);
-    await stack.settle();
+    await pages.stack.settle();
     const { body } = await restProduct(slug);
     expect(body).toMatchObject({ name: 'Edited Name', social: null });
     expect(body.description).toContain('<strong>version</strong>');
@@ -300,7 +281,7 @@ describe('the premium profile', () => {
       promo_url: 'https://good.example/offer',
       promo_expires_at: '2099-12-31',
     });
-    await stack.settle();
+    await pages.stack.settle();
     const { body } = await restProduct(slug);
     expect(body).toMatchObject({
       highlights: ['Sketch to vector', 'Exports SVG', 'Works offline'],
@@ -311,7 +292,7 @@ describe('the premium profile', () => {
       ],
       promo: { code: 'LAUNCH20', discount: '20% off the first year', url: 'https://good.example/offer', expires_at: '2099-12-31' },
     });
-    const listingPage = await (await fetch(`${stack.baseUrl}/products/${slug}`)).text();
+    const listingPage = await (await fetch(`${pages.stack.baseUrl}/products/${slug}`)).text();
     expect(listingPage).toContain('LAUNCH20');
     expect(listingPage).toContain('Does it work offline?');
 
@@ -332,7 +313,7 @@ describe('the premium profile', () => {
       promo_expires_at: '',
     });
     expect(cleared.status).toBe(303);
-    await stack.settle();
+    await pages.stack.settle();
     expect((await restProduct(slug)).body).toMatchObject({ faq: [{ question: 'Is there a free trial?', answer: 'Yes, 14 days.' }], promo: null });
   });
 
@@ -427,7 +408,7 @@ describe('Verify', () => {
 
   /** A free live listing on badge.example, and the markup its edit page gives to copy. */
   async function badgeListing(browser: MakerBrowser): Promise<{ slug: string; website: string; markup: string; html: string }> {
-    const website = sites.url('badge.example', `/verify-${++pathCounter}`);
+    const website = freshSite('badge.example', 'verify');
     const slug = await createListing(browser, { website });
     const { html, page } = await openEdit(browser, slug);
     const markup = page.text(page.byId('badge-markup')!).replace(/^\n/, '');
@@ -443,7 +424,7 @@ describe('Verify', () => {
     const browser = await newMaker();
     const { slug, markup, html } = await badgeListing(browser);
     expect(markup).toBe(
-      `<a href="https://directory.test/products/${slug}"><img src="${stack.baseUrl}/badge/${slug}.svg" alt="Listed on Product directory" width="200" height="54"/></a>`,
+      `<a href="https://directory.test/products/${slug}"><img src="${pages.stack.baseUrl}/badge/${slug}.svg" alt="Listed on Product directory" width="200" height="54"/></a>`,
     );
     const page = parsePage(html);
     expect(page.attr(page.byId('badge-markup')!, 'readonly')).toBeDefined();
@@ -455,20 +436,20 @@ describe('Verify', () => {
   it('found: the link from the listing page to the site becomes followed', async () => {
     const browser = await newMaker();
     const { slug, website, markup, html } = await badgeListing(browser);
-    await stack.settle();
+    await pages.stack.settle();
     const linkRel = async () => {
-      const page = parsePage(await (await fetch(`${stack.baseUrl}/products/${slug}`)).text());
+      const page = parsePage(await (await fetch(`${pages.stack.baseUrl}/products/${slug}`)).text());
       return page.attr(page.all('a').find((a) => page.text(a).startsWith('Visit '))!, 'rel');
     };
     expect(await linkRel()).toBe('nofollow noopener');
-    sites.pages.set(sitePath(website), `<!doctype html><html><body><footer>${markup}</footer></body></html>`);
+    pages.sites.pages.set(sitePath(website), `<!doctype html><html><body><footer>${markup}</footer></body></html>`);
     const res = await post(browser, verifyAction(slug), formEntries(html, verifyAction(slug)));
     expect(res.status).toBe(200);
     const page = parsePage(await res.text());
     expect(notices(page)).toEqual(["Badge found on your site: the listing page's link to your site is now followed."]);
     expect(await row(slug)).toMatchObject({ badge_status: 'verified', status: 'live' });
     expect(page.text(page.all('dl')[0]!)).toContain('Verified');
-    await stack.settle();
+    await pages.stack.settle();
     expect(await linkRel()).toBe('noopener');
   });
 
@@ -486,7 +467,7 @@ describe('Verify', () => {
   it('missing: a nofollow link does not count, and the page says why', async () => {
     const browser = await newMaker();
     const { slug, website, markup, html } = await badgeListing(browser);
-    sites.pages.set(sitePath(website), `<html><body>${markup.replace('<a ', '<a rel="nofollow" ')}</body></html>`);
+    pages.sites.pages.set(sitePath(website), `<html><body>${markup.replace('<a ', '<a rel="nofollow" ')}</body></html>`);
     const res = await post(browser, verifyAction(slug), formEntries(html, verifyAction(slug)));
     expect(notices(parsePage(await res.text()))[0]).toContain('is marked nofollow, sponsored or ugc');
     expect((await row(slug)).badge_status).toBe('none');
@@ -495,7 +476,7 @@ describe('Verify', () => {
   it('inconclusive: the site could not be read; nothing changes', async () => {
     const browser = await newMaker();
     const { slug, website, html } = await badgeListing(browser);
-    sites.failing.add(sitePath(website));
+    pages.sites.failing.add(sitePath(website));
     const before = await row(slug);
     const res = await post(browser, verifyAction(slug), formEntries(html, verifyAction(slug)));
     expect(res.status).toBe(200);
@@ -508,17 +489,17 @@ describe('Verify', () => {
     const browser = await newMaker();
     const { slug, website, markup } = await badgeListing(browser);
     await setState(slug, "status = 'hidden', hidden_reason = 'badge_missing', review_feedback = 'The badge is gone.'");
-    await stack.settle();
+    await pages.stack.settle();
     expect((await restProduct(slug)).status).toBe(404);
     const { html } = await openEdit(browser, slug);
     expect(parsePage(html).text(parsePage(html).byId('badge')!)).toContain('hidden for a missing badge, is live again');
-    sites.pages.set(sitePath(website), `<html><body>${markup}</body></html>`);
+    pages.sites.pages.set(sitePath(website), `<html><body>${markup}</body></html>`);
     const res = await post(browser, verifyAction(slug), formEntries(html, verifyAction(slug)));
     expect(notices(parsePage(await res.text()))).toEqual([
       "Badge found on your site: the listing page's link to your site is now followed. The listing was hidden because the badge was missing: it is live again.",
     ]);
     expect(await row(slug)).toMatchObject({ status: 'live', hidden_reason: null, badge_status: 'verified' });
-    await stack.settle();
+    await pages.stack.settle();
     expect((await restProduct(slug)).status).toBe(200);
   });
 
@@ -526,7 +507,7 @@ describe('Verify', () => {
     const browser = await newMaker();
     const { slug, website, markup, html } = await badgeListing(browser);
     await setState(slug, "status = 'hidden', hidden_reason = 'admin'");
-    sites.pages.set(sitePath(website), `<html><body>${markup}</body></html>`);
+    pages.sites.pages.set(sitePath(website), `<html><body>${markup}</body></html>`);
     const res = await post(browser, verifyAction(slug), formEntries(html, verifyAction(slug)));
     expect(notices(parsePage(await res.text()))).toEqual(["Badge found on your site: the listing page's link to your site is now followed."]);
     expect(await row(slug)).toMatchObject({ status: 'hidden', hidden_reason: 'admin', badge_status: 'verified' });
@@ -574,7 +555,7 @@ describe('the badge image', () => {
   it('is an SVG badge of 200×54 for any slug, cacheable for a day, shown to any site, with no script or style', async () => {
     const bodies = new Set<string>();
     for (const slug of ['pixel-forge', 'not-listed-yet', 'a', 'x'.repeat(200)]) {
-      const res = await fetch(`${stack.baseUrl}/badge/${slug}.svg`);
+      const res = await fetch(`${pages.stack.baseUrl}/badge/${slug}.svg`);
       expect(res.status, slug).toBe(200);
       expect(res.headers.get('content-type')).toBe('image/svg+xml; charset=utf-8');
       expect(res.headers.get('cache-control')).toBe('public, max-age=86400');
@@ -597,14 +578,14 @@ describe('the badge image', () => {
   });
 
   it('answers a current copy with 304', async () => {
-    const first = await fetch(`${stack.baseUrl}/badge/pixel-forge.svg`);
+    const first = await fetch(`${pages.stack.baseUrl}/badge/pixel-forge.svg`);
     const etag = first.headers.get('etag')!;
-    const again = await fetch(`${stack.baseUrl}/badge/another-slug.svg`, { headers: { 'if-none-match': etag } });
+    const again = await fetch(`${pages.stack.baseUrl}/badge/another-slug.svg`, { headers: { 'if-none-match': etag } });
     expect(again.status).toBe(304);
   });
 
   it.each(['Pixel-Forge.svg', 'a--b.svg', '-a.svg', `${'x'.repeat(201)}.svg`, 'pixel-forge.png', 'pixel-forge', '.svg', 'pixel_forge.svg'])('is a 404 for /badge/%s', async (file) => {
-    const res = await fetch(`${stack.baseUrl}/badge/${file}`);
+    const res = await fetch(`${pages.stack.baseUrl}/badge/${file}`);
     expect(res.status).toBe(404);
     expect(res.headers.get('content-type')).toContain('text/html');
   });

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { signIn } from '../../../helpers/oauth.ts';
 import {
   Browser,
@@ -11,37 +11,17 @@ import {
   post,
   shownErrors,
   shownValue,
-  signInMaker,
-  startMakerSites,
-  startMakerStack,
+  useMakerPages,
   typed,
-  type MakerSites,
 } from '../../../helpers/maker-pages.ts';
-import type { TestStack } from '../../../helpers/stack.ts';
 
 /**
  * Submitting through the maker pages over real HTTP: the dashboard, the submission form with
  * every outcome and every field's refusal, and the claim link of a draft (sign in, the form
  * filled from the draft, single use, expiry). Makers' sites are served on loopback.
  */
-let stack: TestStack;
-let sites: MakerSites;
-
-beforeAll(async () => {
-  sites = await startMakerSites();
-  stack = await startMakerStack();
-});
-
-afterAll(async () => {
-  await stack?.stop();
-  await sites?.site.close();
-});
-
-let mailbox = 0;
-const newMaker = () => signInMaker(stack, `maker${++mailbox}-${Date.now()}@example.com`);
-let pathCounter = 0;
-/** A website of its own per use, so duplicates never get in the way. */
-const freshSite = (host = 'good.example') => sites.url(host, `/app-${++pathCounter}`);
+const pages = useMakerPages({ makerPrefix: 'maker', sitePrefix: 'app' });
+const { newMaker, freshSite } = pages;
 
 const complete = (website: string) => ({
   website,
@@ -56,11 +36,11 @@ const complete = (website: string) => ({
 });
 
 async function listingCount(): Promise<number> {
-  return (await stack.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM catalog.listings')).rows[0]!.n;
+  return (await pages.stack.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM catalog.listings')).rows[0]!.n;
 }
 
 async function listingBySlug(slug: string) {
-  const { rows } = await stack.db.pool.query('SELECT * FROM catalog.listings WHERE slug = $1', [slug]);
+  const { rows } = await pages.stack.db.pool.query('SELECT * FROM catalog.listings WHERE slug = $1', [slug]);
   return rows[0] as Record<string, unknown> | undefined;
 }
 
@@ -72,7 +52,7 @@ function slugOf(location: string | null): string {
 
 describe('the dashboard', () => {
   it('asks a signed-out visitor to sign in, and comes back after', async () => {
-    const visitor = new MakerBrowser(stack.baseUrl);
+    const visitor = new MakerBrowser(pages.stack.baseUrl);
     for (const path of ['/dashboard', '/dashboard/new', '/dashboard/listings/pixel-forge']) {
       const res = await visitor.request(path);
       expect(res.status, path).toBe(303);
@@ -81,7 +61,7 @@ describe('the dashboard', () => {
     const signInPage = `/signin?return_to=${encodeURIComponent('/dashboard/new')}`;
     const email = `return-${Date.now()}@example.com`;
     expect((await fillAndPost(visitor, signInPage, '/signin', { email })).status).toBe(200);
-    const link = /https?:\/\/\S+\/signin\/link\/\S+/.exec(stack.mails.findLast((m) => m.to === email)!.text)![0];
+    const link = /https?:\/\/\S+\/signin\/link\/\S+/.exec(pages.stack.mails.findLast((m) => m.to === email)!.text)![0];
     const linkPath = new URL(link).pathname;
     const done = await fillAndPost(visitor, linkPath, linkPath);
     expect(done.status).toBe(303);
@@ -111,7 +91,7 @@ describe('the dashboard', () => {
     const live = slugOf(first.headers.get('location'));
     const second = await fillAndPost(browser, '/dashboard/new', '/dashboard/new', { ...complete(freshSite('bare.example')), name: 'Bare Tool' });
     const pending = slugOf(second.headers.get('location'));
-    await stack.db.pool.query("UPDATE catalog.listings SET status = 'changes_requested', review_feedback = 'Please add a logo.' WHERE slug = $1", [pending]);
+    await pages.stack.db.pool.query("UPDATE catalog.listings SET status = 'changes_requested', review_feedback = 'Please add a logo.' WHERE slug = $1", [pending]);
     const html = await (await browser.request('/dashboard')).text();
     const page = parsePage(html);
     const rows = page.all('tr', page.all('tbody')[0]).map((tr) => page.all('td', tr).map((td) => page.text(td).replace(/\s+/g, ' ').trim()));
@@ -157,8 +137,8 @@ describe('the submission form', () => {
     expect(notices(page)[0]).toContain('Published: Lantern Notes is live in the directory');
     // The notice shows once.
     expect(notices(parsePage(await (await browser.request(res.headers.get('location')!)).text()))).toEqual([]);
-    await stack.settle();
-    const product = (await (await fetch(`${stack.baseUrl}/api/v1/products/${slug}`)).json()) as { name: string; description: string };
+    await pages.stack.settle();
+    const product = (await (await fetch(`${pages.stack.baseUrl}/api/v1/products/${slug}`)).json()) as { name: string; description: string };
     expect(product.name).toBe('Lantern Notes');
     expect(product.description).toContain('<strong>note</strong>');
   });
@@ -188,10 +168,10 @@ describe('the submission form', () => {
     expect(page.text(card)).toContain('29.00 USD');
     expect(page.text(card)).toContain('Nothing is charged until you pay.');
     const pay = page.all('a', card).find((a) => page.text(a).includes('Pay 29.00 USD'))!;
-    expect(page.attr(pay, 'href')).toMatch(new RegExp(`^${stack.baseUrl}/pay/[0-9a-f-]{36}$`));
+    expect(page.attr(pay, 'href')).toMatch(new RegExp(`^${pages.stack.baseUrl}/pay/[0-9a-f-]{36}$`));
     const listing = await listingBySlug(slug);
     expect(listing?.plan).toBe('free');
-    const { rows } = await stack.db.pool.query('SELECT status, amount_minor FROM catalog.payments WHERE listing_id = $1', [listing?.id]);
+    const { rows } = await pages.stack.db.pool.query('SELECT status, amount_minor FROM catalog.payments WHERE listing_id = $1', [listing?.id]);
     expect(rows).toEqual([{ status: 'open', amount_minor: 2900 }]);
     // The payment link is not in any address: it came in the flash cookie, shown once.
     expect(res.headers.get('location')).toBe(`/dashboard/listings/${slug}`);
@@ -340,8 +320,8 @@ describe('the claim link', () => {
 
   it('asks a signed-out visitor to sign in, then shows the form filled from the draft', async () => {
     const website = freshSite();
-    const claim = await draftClaimPath(stack, draftArgs(website));
-    const visitor = new MakerBrowser(stack.baseUrl);
+    const claim = await draftClaimPath(pages.stack, draftArgs(website));
+    const visitor = new MakerBrowser(pages.stack.baseUrl);
     const res = await visitor.request(claim);
     expect(res.status).toBe(200);
     expect(res.headers.get('x-robots-tag')).toBe('noindex, nofollow');
@@ -355,7 +335,7 @@ describe('the claim link', () => {
     const email = `claimer-${Date.now()}@example.com`;
     const sent = await post(visitor, '/signin', typed(formEntries(html, '/signin'), { email }));
     expect(sent.status).toBe(200);
-    const link = /https?:\/\/\S+\/signin\/link\/\S+/.exec(stack.mails.findLast((m) => m.to === email)!.text)![0];
+    const link = /https?:\/\/\S+\/signin\/link\/\S+/.exec(pages.stack.mails.findLast((m) => m.to === email)!.text)![0];
     const confirm = await visitor.request(link);
     const done = await post(visitor, new URL(link).pathname, formEntries(await confirm.text(), new URL(link).pathname));
     expect(done.status).toBe(303);
@@ -380,7 +360,7 @@ describe('the claim link', () => {
 
   it('submits once: the listing is made and the link is spent; a second submit says it was already used', async () => {
     const website = freshSite();
-    const claim = await draftClaimPath(stack, draftArgs(website));
+    const claim = await draftClaimPath(pages.stack, draftArgs(website));
     const browser = await newMaker();
     const form = await (await browser.request(claim)).text();
     const entries = formEntries(form, claim);
@@ -390,7 +370,7 @@ describe('the claim link', () => {
     const slug = slugOf(res.headers.get('location'));
     const listing = await listingBySlug(slug);
     expect(listing).toMatchObject({ status: 'live', name: 'Drafted App', category: 'design' });
-    const { rows } = await stack.db.pool.query('SELECT claimed_at IS NOT NULL AS claimed, listing_id FROM catalog.drafts WHERE website = $1', [website]);
+    const { rows } = await pages.stack.db.pool.query('SELECT claimed_at IS NOT NULL AS claimed, listing_id FROM catalog.drafts WHERE website = $1', [website]);
     expect(rows).toEqual([{ claimed: true, listing_id: listing?.id }]);
     // plan premium from the draft: the payment link is on the edit page.
     const edit = parsePage(await (await browser.request(`/dashboard/listings/${slug}`)).text());
@@ -410,7 +390,7 @@ describe('the claim link', () => {
   });
 
   it('two submits of the same link at once make one listing', async () => {
-    const claim = await draftClaimPath(stack, draftArgs(freshSite()));
+    const claim = await draftClaimPath(pages.stack, draftArgs(freshSite()));
     const browser = await newMaker();
     const entries = formEntries(await (await browser.request(claim)).text(), claim);
     const before = await listingCount();
@@ -421,12 +401,12 @@ describe('the claim link', () => {
 
   it('is refused once 7 days old, with a clear page, whether signed in or not', async () => {
     const website = freshSite();
-    const claim = await draftClaimPath(stack, draftArgs(website));
+    const claim = await draftClaimPath(pages.stack, draftArgs(website));
     const browser = await newMaker();
     const entries = formEntries(await (await browser.request(claim)).text(), claim);
-    await stack.db.pool.query("UPDATE catalog.drafts SET expires_at = now() - interval '1 second' WHERE website = $1", [website]);
+    await pages.stack.db.pool.query("UPDATE catalog.drafts SET expires_at = now() - interval '1 second' WHERE website = $1", [website]);
     const before = await listingCount();
-    for (const who of [browser, new MakerBrowser(stack.baseUrl)]) {
+    for (const who of [browser, new MakerBrowser(pages.stack.baseUrl)]) {
       const res = await who.request(claim);
       expect(res.status).toBe(410);
       const page = parsePage(await res.text());
@@ -440,8 +420,8 @@ describe('the claim link', () => {
 
   it('works until the moment it expires', async () => {
     const website = freshSite();
-    const claim = await draftClaimPath(stack, draftArgs(website));
-    await stack.db.pool.query("UPDATE catalog.drafts SET created_at = now() - interval '7 days' + interval '1 minute', expires_at = now() + interval '1 minute' WHERE website = $1", [website]);
+    const claim = await draftClaimPath(pages.stack, draftArgs(website));
+    await pages.stack.db.pool.query("UPDATE catalog.drafts SET created_at = now() - interval '7 days' + interval '1 minute', expires_at = now() + interval '1 minute' WHERE website = $1", [website]);
     const browser = await newMaker();
     const res = await fillAndPost(browser, claim, claim);
     expect(res.status).toBe(303);
@@ -449,7 +429,7 @@ describe('the claim link', () => {
 
   it('an unknown link is a 404 page', async () => {
     for (const token of ['not-a-real-token', 'x'.repeat(300)]) {
-      const res = await new MakerBrowser(stack.baseUrl).request(`/claim/${token}`);
+      const res = await new MakerBrowser(pages.stack.baseUrl).request(`/claim/${token}`);
       expect(res.status).toBe(404);
       expect(parsePage(await res.text()).texts('h1')).toEqual(['This link is not valid']);
     }
@@ -457,7 +437,7 @@ describe('the claim link', () => {
 
   it('a refused claim form comes back filled, the link unspent', async () => {
     const website = freshSite();
-    const claim = await draftClaimPath(stack, draftArgs(website));
+    const claim = await draftClaimPath(pages.stack, draftArgs(website));
     const browser = await newMaker();
     const res = await fillAndPost(browser, claim, claim, { name: '<script>x</script>' });
     expect(res.status).toBe(400);
@@ -465,7 +445,7 @@ describe('the claim link', () => {
     expect(shownErrors(html).fields.name).toMatch(/plain text/);
     expect(shownValue(html, 'field-punchline')).toBe('Drafted by an assistant');
     expect(formEntries(html, claim).length).toBeGreaterThan(5);
-    const { rows } = await stack.db.pool.query('SELECT claimed_at FROM catalog.drafts WHERE website = $1', [website]);
+    const { rows } = await pages.stack.db.pool.query('SELECT claimed_at FROM catalog.drafts WHERE website = $1', [website]);
     expect(rows[0].claimed_at).toBeNull();
     // Fixed, it goes through.
     expect((await fillAndPost(browser, claim, claim, { name: 'Fixed Name' })).status).toBe(303);
@@ -475,7 +455,7 @@ describe('the claim link', () => {
     const owner = await newMaker();
     const website = freshSite();
     await fillAndPost(owner, '/dashboard/new', '/dashboard/new', complete(website));
-    const claim = await draftClaimPath(stack, draftArgs(website));
+    const claim = await draftClaimPath(pages.stack, draftArgs(website));
     const browser = await newMaker();
     const res = await fillAndPost(browser, claim, claim);
     expect(res.status).toBe(200);
@@ -500,13 +480,13 @@ describe('CSRF', () => {
     expect((await post(browser, '/dashboard/new', typed(entries, { _csrf: othersToken }))).status).toBe(403);
 
     // A token made for the signed-out visitor is refused once signed in.
-    const visitor = new MakerBrowser(stack.baseUrl);
+    const visitor = new MakerBrowser(pages.stack.baseUrl);
     const signedOutToken = Browser.csrfOf(await (await visitor.request('/signin')).text());
-    const signedIn = await signIn(stack, `csrf-${Date.now()}@example.com`, visitor);
+    const signedIn = await signIn(pages.stack, `csrf-${Date.now()}@example.com`, visitor);
     expect((await post(signedIn, '/dashboard/new', typed(entries, { _csrf: signedOutToken }))).status).toBe(403);
 
     // A cross-site post carries no cookie of ours.
-    const res = await fetch(`${stack.baseUrl}/dashboard/new`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(entries).toString(), redirect: 'manual' });
+    const res = await fetch(`${pages.stack.baseUrl}/dashboard/new`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(entries).toString(), redirect: 'manual' });
     expect(res.status).toBe(403);
     expect(await listingCount()).toBe(before);
 
@@ -516,11 +496,11 @@ describe('CSRF', () => {
 
   it('refuses a claim submitted without its token, leaving the link unspent', async () => {
     const website = freshSite();
-    const claim = await draftClaimPath(stack, { website, name: 'C', punchline: 'P', description: 'D', category: 'design' });
+    const claim = await draftClaimPath(pages.stack, { website, name: 'C', punchline: 'P', description: 'D', category: 'design' });
     const browser = await newMaker();
     const entries = formEntries(await (await browser.request(claim)).text(), claim);
     expect((await post(browser, claim, entries.filter(([n]) => n !== '_csrf'))).status).toBe(403);
-    const { rows } = await stack.db.pool.query('SELECT claimed_at FROM catalog.drafts WHERE website = $1', [website]);
+    const { rows } = await pages.stack.db.pool.query('SELECT claimed_at FROM catalog.drafts WHERE website = $1', [website]);
     expect(rows[0].claimed_at).toBeNull();
   });
 });
