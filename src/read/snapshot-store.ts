@@ -1,4 +1,5 @@
 import { mkdir, open, readdir, rename, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { to as copyTo } from 'pg-copy-streams';
@@ -201,7 +202,9 @@ export class LocalSnapshotCache {
   async write(info: SnapshotInfo, bytes: Buffer): Promise<void> {
     await mkdir(this.dir, { recursive: true });
     const file = this.file(info);
-    const temporary = `${file}.${process.pid}.tmp`;
+    // A name of its own per write: a projector and a mirror of one process may keep the same
+    // snapshot at once, and each must rename a file only it wrote.
+    const temporary = `${file}.${process.pid}.${randomUUID()}.tmp`;
     await writeFile(temporary, bytes);
     await rename(temporary, file);
     const dayAgo = Date.now() - 86_400_000;

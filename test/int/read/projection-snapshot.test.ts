@@ -146,8 +146,9 @@ describe('projection snapshots', () => {
     const written = await snapshots();
     expect(written).toHaveLength(1);
     expect(written[0]).toMatchObject({ complete: true, listings: fromRows.mirror.size });
-    // The projector kept a local copy too.
-    expect(await readdir(cacheDir)).toEqual([`${written[0]!.id}.snapshot`]);
+    // The projector kept a local copy too (a mirror of this process may still be writing its own
+    // copy of the same snapshot aside for a moment).
+    await expect.poll(() => readdir(cacheDir), { timeout: 5000 }).toEqual([`${written[0]!.id}.snapshot`]);
 
     const fromDatabase = await mirror();
     expect(fromDatabase.mirror.loadedFrom).toMatch(new RegExp(`${written[0]!.id}.*database`));
