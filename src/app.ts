@@ -18,6 +18,9 @@ import { registerOAuthRoutes } from './http/oauth-routes.ts';
 import { MCP_PATH } from './mcp/route.ts';
 import type { Payments } from './payments/payments.ts';
 import { registerStripeWebhook } from './http/stripe-webhook-route.ts';
+import { cacheControlFor } from './http/caching.ts';
+import { createDirectReads } from './http/direct-reads.ts';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 
 export interface AppDeps {
   config: Config;
@@ -63,6 +66,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     keepAliveTimeout: 72_000,
     requestTimeout: 30_000,
   });
+  if (deps.config.directReads) addDirectReads(app, deps);
   registerInfrastructure(app, deps);
   await registerRest(app, deps);
   await registerMcp(app, deps);
@@ -78,4 +82,36 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await registerStripeWebhook(app, deps.payments);
   await registerPages(app, deps);
   return app;
+}
+
+type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
+
+/**
+ * Puts the direct read path (src/http/direct-reads.ts) in front of Fastify's request handler on
+ * the server Fastify made (its one `request` listener), so every other behaviour of that server
+ * (timeouts, keep-alive, closing, client errors) stays Fastify's own.
+ */
+function addDirectReads(app: FastifyInstance, deps: AppDeps): void {
+  const listeners = app.server.listeners('request') as RequestListener[];
+  const fastify = listeners[0];
+  if (listeners.length !== 1 || !fastify) throw new Error(`expected Fastify's one request listener on its server, found ${listeners.length}`);
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  const logger = deps.logger;
+  const direct = createDirectReads({
+    read: deps.read,
+    rateLimits: deps.rateLimits,
+    observer: (route, status) => deps.metrics.directObserver({ method: 'GET', route, status }),
+    cacheControl: cacheControlFor(deps.config.cache.maxAgeSeconds),
+    trustProxy: deps.config.trustProxy,
+    accessLogging: logger ? () => logger.isLevelEnabled('debug') : () => false,
+    closing: () => closing,
+  });
+  app.server.removeListener('request', fastify);
+  app.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (!direct(req, res, fastify)) fastify(req, res);
+  });
 }

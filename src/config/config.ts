@@ -20,10 +20,10 @@ const redisUrl = z.string().regex(/^rediss?:\/\//, { error: 'must be a redis:// 
 
 const smtpUrl = z.string().regex(/^smtps?:\/\/[^\s]+$/, { error: 'must be an smtp:// or smtps:// URL, e.g. smtp://user:password@mail.example.com:587' });
 
-const flag = () =>
+const flag = (byDefault: 'true' | 'false' = 'false') =>
   z
     .string()
-    .default('false')
+    .default(byDefault)
     .transform((v, ctx) => {
       const lower = v.toLowerCase();
       if (['true', '1', 'yes', 'on'].includes(lower)) return true;
@@ -78,6 +78,7 @@ export const envSchema = z.object({
   CHANGES_RETENTION_DAYS: positiveInt(7, 3650).default(7),
   CACHE_MAX_ENTRIES: positiveInt(0, 10_000_000).default(5000),
   CACHE_MAX_AGE_SECONDS: positiveInt(0, 300).default(300),
+  DIRECT_READS: flag('true'),
   MCP_ALLOWED_ORIGINS: z
     .string()
     .default('')
@@ -180,6 +181,11 @@ export interface Config {
    * development and tests only; private and link-local addresses stay refused regardless.
    */
   readonly fetchAllowLoopback: boolean;
+  /**
+   * Whether products, categories and cached searches are answered beneath Fastify's routing
+   * (src/http/direct-reads.ts); the answers are the same either way.
+   */
+  readonly directReads: boolean;
   readonly makers: {
     /** Drafts accepted from everyone in any 24 hours (besides 5 per IP). */
     readonly draftCapPerDay: number;
@@ -263,6 +269,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM ?? `Product directory <no-reply@${new URL(publicUrl).hostname}>` },
     oauth: { clientIdleSeconds: e.OAUTH_CLIENT_IDLE_DAYS * 86_400 },
     fetchAllowLoopback: e.FETCH_ALLOW_LOOPBACK,
+    directReads: e.DIRECT_READS,
     makers: { draftCapPerDay: e.DRAFT_CAP_PER_DAY, blocklist: e.SITE_BLOCKLIST },
     payments: {
       premiumPrice: e.PREMIUM_PRICE,

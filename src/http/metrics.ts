@@ -13,10 +13,19 @@ export interface Metrics {
   readonly registry: Registry;
   /** Records one finished request; `route` is the route pattern, never the raw path. */
   observeRequest(labels: { method: string; route: string; status: number }, seconds: number): void;
+  /**
+   * The same record for answers of one method, route and status written by the direct read path
+   * (src/http/direct-reads.ts), with its label sets resolved once; each call also counts one
+   * direct answer.
+   */
+  directObserver(labels: { method: string; route: string; status: number }): RequestObserver;
   /** The exposition text for /metrics. */
   render(): Promise<string>;
   readonly contentType: string;
 }
+
+/** Records one finished request of a fixed method, route and status; takes its duration in seconds. */
+export type RequestObserver = (seconds: number) => void;
 
 export interface ProjectionLag {
   unprojectedRows: number;
@@ -50,6 +59,18 @@ export function createMetrics(sources: MetricsSources): Metrics {
     labelNames: ['method', 'route'] as const,
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry],
+  });
+  // Counted in plain numbers (read at scrape time): this is on the path of the busiest answers.
+  const directAnswers = new Map<string, { n: number }>();
+  new Counter({
+    name: 'http_direct_answers_total',
+    help: 'Answers written by the direct read path (products, categories, cached searches), also counted in http_requests_total.',
+    labelNames: ['route'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [route, count] of directAnswers) this.inc({ route }, count.n);
+    },
   });
 
   new Counter({
@@ -149,6 +170,18 @@ export function createMetrics(sources: MetricsSources): Metrics {
     observeRequest({ method, route, status }, seconds) {
       requests.inc({ method, route, status_code: String(status) });
       duration.observe({ method, route }, seconds);
+    },
+    directObserver({ method, route, status }) {
+      const count = requests.labels({ method, route, status_code: String(status) });
+      const time = duration.labels({ method, route });
+      let answers = directAnswers.get(route);
+      if (!answers) directAnswers.set(route, (answers = { n: 0 }));
+      const counted = answers;
+      return (seconds) => {
+        count.inc();
+        time.observe(seconds);
+        counted.n++;
+      };
     },
     render: () => registry.metrics(),
   };

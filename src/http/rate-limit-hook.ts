@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { tooManyRequests } from '../contract/errors.ts';
+import { SPENT_BUDGET, type DirectReadRequest } from './direct-reads.ts';
 import { rateLimitHeaders, type Bucket, type RateLimits } from './rate-limit.ts';
 
 declare module 'fastify' {
@@ -26,7 +27,9 @@ export function addRateLimitHook(scope: FastifyInstance, rateLimits: RateLimits,
   // Callback style: this runs on every request, and an async hook costs one more promise.
   scope.addHook('onRequest', (request, reply, done) => {
     if (request.method === 'OPTIONS') return done();
-    rateLimits.consume(bucketOf(request, bucket), request.ip).then(
+    // A request the direct read path handed over has spent its unit already (direct-reads.ts).
+    const spent = (request.raw as DirectReadRequest)[SPENT_BUDGET];
+    (spent ?? rateLimits.consume(bucketOf(request, bucket), request.ip)).then(
       (decision) => {
         const headers = rateLimitHeaders(decision);
         for (const name in headers) reply.header(name, headers[name]);

@@ -98,25 +98,24 @@ export function createRateLimits(opts: RateLimitOptions): RateLimits {
   return {
     windowSeconds,
     rejections,
-    async consume(bucket, ip) {
+    consume(bucket, ip) {
       const { limiter, points } = limiters[bucket];
-      try {
-        const res = await limiter.consume(ip, 1);
-        return {
+      // A promise chain rather than an async function: this runs on every counted request.
+      return limiter.consume(ip, 1).then(
+        (res): RateDecision => ({
           allowed: true,
           bucket,
           limit: points,
           remaining: Math.max(0, res.remainingPoints),
           resetSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)),
           windowSeconds,
-        };
-      } catch (err) {
-        if (err instanceof RateLimiterRes) {
+        }),
+        (err: unknown): RateDecision => {
+          if (!(err instanceof RateLimiterRes)) throw err;
           rejections[bucket]++;
           return { allowed: false, bucket, limit: points, remaining: 0, resetSeconds: Math.max(1, Math.ceil(err.msBeforeNext / 1000)), windowSeconds };
-        }
-        throw err;
-      }
+        },
+      );
     },
     redis,
     async close() {
@@ -129,14 +128,30 @@ export function createRateLimits(opts: RateLimitOptions): RateLimits {
 
 /** Headers describing a decision: legacy X-RateLimit-*, the IETF draft fields, Retry-After on refusal. */
 export function rateLimitHeaders(d: RateDecision, nowMs = Date.now()): Record<string, string> {
-  const headers: Record<string, string> = {
-    'x-ratelimit-limit': String(d.limit),
-    'x-ratelimit-remaining': String(d.remaining),
-    // Unix time (seconds) at which the window ends.
-    'x-ratelimit-reset': String(Math.ceil(nowMs / 1000) + d.resetSeconds),
-    'ratelimit-policy': `"${d.bucket}";q=${d.limit};w=${d.windowSeconds}`,
-    ratelimit: `"${d.bucket}";r=${d.remaining};t=${d.resetSeconds}`,
-  };
-  if (!d.allowed) headers['retry-after'] = String(d.resetSeconds);
+  const pairs: string[] = [];
+  pushRateLimitHeaders(pairs, d, nowMs);
+  const headers: Record<string, string> = {};
+  for (let i = 0; i < pairs.length; i += 2) headers[pairs[i]!] = pairs[i + 1]!;
   return headers;
+}
+
+/**
+ * The same headers, in the same order, appended to a flat list of names and values (what
+ * Node's writeHead takes): the direct read path writes them without building an object.
+ */
+export function pushRateLimitHeaders(into: string[], d: RateDecision, nowMs = Date.now()): void {
+  into.push(
+    'x-ratelimit-limit',
+    String(d.limit),
+    'x-ratelimit-remaining',
+    String(d.remaining),
+    // Unix time (seconds) at which the window ends.
+    'x-ratelimit-reset',
+    String(Math.ceil(nowMs / 1000) + d.resetSeconds),
+    'ratelimit-policy',
+    `"${d.bucket}";q=${d.limit};w=${d.windowSeconds}`,
+    'ratelimit',
+    `"${d.bucket}";r=${d.remaining};t=${d.resetSeconds}`,
+  );
+  if (!d.allowed) into.push('retry-after', String(d.resetSeconds));
 }

@@ -50,6 +50,10 @@ function plainFilter(value: unknown): string | undefined {
  * Undefined as soon as anything is unusual, and the schema then decides (and words the issues).
  * test/unit/read/search-params.test.ts holds this to the schema's answers.
  */
+export function parseSearchParamsIfPlain(input: unknown): SearchQuery | undefined {
+  return plainSearchParams(input);
+}
+
 function plainSearchParams(input: unknown): SearchQuery | undefined {
   if (input === undefined || input === null) return { page: SEARCH_LIMITS.pageDefault, limit: SEARCH_LIMITS.limitDefault };
   if (typeof input !== 'object' || Array.isArray(input)) return undefined;
@@ -103,6 +107,14 @@ function plainSlug(input: unknown): string | undefined {
   if (typeof slug !== 'string' || slug.length < 1 || slug.length > SLUG_MAX) return undefined;
   for (const key in input) if (key !== 'slug') return undefined;
   return slug;
+}
+
+/**
+ * A path segment that is a well-formed slug as it stands (no escapes, no trailing slash, no
+ * query): the slug, else undefined. The direct read path answers only such requests.
+ */
+export function plainProductSlug(segment: string): string | undefined {
+  return segment.length >= 1 && segment.length <= SLUG_MAX && SLUG_PATTERN.test(segment) ? segment : undefined;
 }
 
 export function parseProductSlug(input: unknown): string {

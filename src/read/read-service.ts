@@ -31,6 +31,10 @@ export interface ReadService {
   search(query: SearchQuery): Promise<ReadBody>;
   /** Throws a NOT_FOUND CatalogError when no live listing has the slug. */
   product(slug: string): ReadBody;
+  /** The live listing's answer, or undefined (no error built) when no live listing has the slug. */
+  productIfLive(slug: string): ReadBody | undefined;
+  /** The search's answer when the response cache holds it (counted as a hit), else undefined. */
+  cachedSearch(query: SearchQuery): ReadBody | undefined;
   /** Whether the listing page links the maker's site as a followed link (false for an unknown slug). */
   websiteFollowed(slug: string): boolean;
   categories(): ReadBody;
@@ -169,6 +173,15 @@ export function createReadService(opts: ReadServiceOptions): ReadService {
         .finally(() => pending.delete(key));
       pending.set(key, promise);
       return promise;
+    },
+    cachedSearch(query) {
+      const hit = cache?.get(searchCacheKey(query));
+      if (hit) stats.hits++;
+      return hit;
+    },
+    productIfLive(slug) {
+      const p = mirror.productBySlug(slug);
+      return p ? productAnswer(p) : undefined;
     },
     product(slug) {
       const p = mirror.productBySlug(slug);

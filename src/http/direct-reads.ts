@@ -1,0 +1,162 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import proxyAddr from '@fastify/proxy-addr';
+import { parse as parseQueryString } from 'fast-querystring';
+import { parseSearchParamsIfPlain, plainProductSlug } from '../read/params.ts';
+import type { ReadBody, ReadService } from '../read/read-service.ts';
+import { ifNoneMatchMatches } from './caching.ts';
+import { EXPOSED_HEADERS } from './cors.ts';
+import { requestIdFor } from './infrastructure.ts';
+import type { RequestObserver } from './metrics.ts';
+import { API_PREFIX } from './openapi.ts';
+import { pushRateLimitHeaders, type Bucket, type RateDecision, type RateLimits } from './rate-limit.ts';
+
+/**
+ * The answers asked for most, written straight to Node's response beneath Fastify's routing,
+ * hooks and reply: `GET /api/v1/products/{slug}` of a live listing, `GET /api/v1/categories`
+ * and `GET /api/v1/search` whose answer is in the response cache. On a small machine Fastify's
+ * per-request machinery costs more than these answers do (they are bytes kept ready), so a
+ * catalog answering at the rate of a bare server needs this path.
+ *
+ * It owes every answer what the Fastify path gives it, and gives nothing else: the same status,
+ * the same headers in the same order (request id, `nosniff`, CORS, the budget's headers,
+ * validators, caching, type, length), the same body; the same budget spent (one unit, from the
+ * same bucket, keyed on the same client address, `TRUST_PROXY` read as Fastify reads it); the
+ * same request metrics and cache counters. test/int/http/direct-reads.test.ts sends the same
+ * requests to a service with and without this path and compares the answers byte for byte.
+ *
+ * Everything else goes to Fastify: another method, path or spelling (a trailing slash, percent
+ * escapes, a query the plain reading does not take), an unknown slug, a search not in the cache,
+ * a request with a body, a refused or failed budget, access logging at debug level, and a
+ * service that is closing. A request handed over after its budget was spent carries the decision
+ * (`SPENT_BUDGET`), and the rate-limit hook uses it rather than spend again.
+ */
+export const SPENT_BUDGET = Symbol('catalog.spentBudget');
+
+export type SpentBudget = Promise<RateDecision>;
+
+export interface DirectReadRequest extends IncomingMessage {
+  [SPENT_BUDGET]?: SpentBudget;
+}
+
+export interface DirectReadsDeps {
+  read: ReadService;
+  rateLimits: RateLimits;
+  /** Request metrics, by route pattern and status, exactly as the Fastify path records them. */
+  observer: (route: string, status: number) => RequestObserver;
+  /** Cache-Control of a read answer (cacheControlFor). */
+  cacheControl: string;
+  /** The service's TRUST_PROXY, as given to Fastify. */
+  trustProxy: boolean | number | string | string[];
+  /** True while access lines are logged (debug): Fastify then answers, and logs, every request. */
+  accessLogging: () => boolean;
+  /** True once the service is closing: Fastify then answers (503, connection closed). */
+  closing: () => boolean;
+}
+
+/** Answers a request and returns true, or returns false without touching it. */
+export type DirectReads = (req: DirectReadRequest, res: ServerResponse, fallback: (req: IncomingMessage, res: ServerResponse) => void) => boolean;
+
+const PRODUCTS_PREFIX = `${API_PREFIX}/products/`;
+const SEARCH_PATH = `${API_PREFIX}/search`;
+const CATEGORIES_PATH = `${API_PREFIX}/categories`;
+const PRODUCT_ROUTE = `${API_PREFIX}/products/:slug`;
+const JSON_TYPE = 'application/json; charset=utf-8';
+const EXPOSED = EXPOSED_HEADERS.join(', ');
+
+/** Fastify's reading of TRUST_PROXY (lib/request.js, getTrustProxyFn), for the client address. */
+function trustFunction(trust: DirectReadsDeps['trustProxy']): ((addr: string, i: number) => boolean) | undefined {
+  if (trust === false) return undefined;
+  if (trust === true) return () => true;
+  // Fastify fails closed on a bare hop count: the immediate peer cannot be validated.
+  if (typeof trust === 'number') return () => false;
+  if (typeof trust === 'string') return proxyAddr.compile(trust.split(',').map((it) => it.trim()));
+  return proxyAddr.compile(trust);
+}
+
+export function createDirectReads(deps: DirectReadsDeps): DirectReads {
+  const { read, rateLimits, cacheControl, accessLogging, closing } = deps;
+  const trust = trustFunction(deps.trustProxy);
+  const clientAddress = trust
+    ? (req: IncomingMessage) => {
+        const all = proxyAddr.all(req, trust);
+        return all[all.length - 1];
+      }
+    : (req: IncomingMessage) => req.socket.remoteAddress;
+
+  const observers = new Map<string, RequestObserver>();
+  const observe = (route: string, status: number, started: number) => {
+    const key = `${status} ${route}`;
+    let observer = observers.get(key);
+    if (!observer) observers.set(key, (observer = deps.observer(route, status)));
+    observer((performance.now() - started) / 1000);
+  };
+
+  /** Writes the answer as the Fastify path does: its headers in its order, 304 on a match. */
+  function answer(req: IncomingMessage, res: ServerResponse, id: string, decision: RateDecision, body: ReadBody, route: string, started: number): void {
+    const head: string[] = ['x-request-id', id, 'x-content-type-options', 'nosniff', 'access-control-allow-origin', '*', 'access-control-expose-headers', EXPOSED];
+    pushRateLimitHeaders(head, decision);
+    head.push('etag', body.etag, 'cache-control', cacheControl);
+    let status = 200;
+    if (ifNoneMatchMatches(req.headers['if-none-match'], body.etag)) {
+      status = 304;
+      res.writeHead(304, head);
+      res.end();
+    } else {
+      const bytes = body.bytes ?? Buffer.from(body.body);
+      head.push('content-type', JSON_TYPE, 'content-length', String(bytes.length));
+      res.writeHead(200, head);
+      res.end(bytes);
+    }
+    observe(route, status, started);
+  }
+
+  /**
+   * Spends the budget, then answers with what `find` gives, or hands the request, its budget
+   * spent, to Fastify: a refusal, a limiter failure, or nothing to answer with.
+   */
+  function spendThenAnswer(
+    req: DirectReadRequest,
+    res: ServerResponse,
+    fallback: (req: IncomingMessage, res: ServerResponse) => void,
+    bucket: Bucket,
+    route: string,
+    find: () => ReadBody | undefined,
+  ): true {
+    const started = performance.now();
+    const id = requestIdFor(req);
+    const address = clientAddress(req);
+    const spent = rateLimits.consume(bucket, address ?? '');
+    req[SPENT_BUDGET] = spent;
+    spent.then(
+      (decision) => {
+        const body = decision.allowed && !closing() ? find() : undefined;
+        if (body === undefined) return fallback(req, res);
+        answer(req, res, id, decision, body, route, started);
+      },
+      () => fallback(req, res),
+    );
+    return true;
+  }
+
+  return (req, res, fallback) => {
+    if (req.method !== 'GET' || closing() || accessLogging()) return false;
+    // A body on a GET is Fastify's to deal with.
+    if (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined) return false;
+    const url = req.url ?? '';
+    if (url.startsWith(PRODUCTS_PREFIX)) {
+      const slug = plainProductSlug(url.slice(PRODUCTS_PREFIX.length));
+      if (slug === undefined) return false;
+      return spendThenAnswer(req, res, fallback, 'other', PRODUCT_ROUTE, () => read.productIfLive(slug));
+    }
+    if (url === CATEGORIES_PATH) {
+      return spendThenAnswer(req, res, fallback, 'other', CATEGORIES_PATH, () => read.categories());
+    }
+    if (url === SEARCH_PATH || url.startsWith(`${SEARCH_PATH}?`)) {
+      const query = parseSearchParamsIfPlain(url.length === SEARCH_PATH.length ? {} : parseQueryString(url.slice(SEARCH_PATH.length + 1)));
+      if (query === undefined) return false;
+      return spendThenAnswer(req, res, fallback, 'search', SEARCH_PATH, () => read.cachedSearch(query));
+    }
+    return false;
+  };
+}

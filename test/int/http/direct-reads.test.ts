@@ -1,0 +1,246 @@
+/**
+ * The direct read path (src/http/direct-reads.ts) answers products, categories and cached
+ * searches beneath Fastify. It must be invisible: the same request sent to a service with it and
+ * to one without it (DIRECT_READS=false), both over real HTTP on one database, gets the same
+ * status, the same headers in the same order, the same body byte for byte, spends the same
+ * budget and is counted the same in the request metrics.
+ */
+import http from 'node:http';
+import { randomInt } from 'node:crypto';
+import fc from 'fast-check';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { loadConfig } from '../../../src/config/config.ts';
+import { startService, type RunningService } from '../../../src/service.ts';
+import { FIXTURE_CATEGORIES, LIVE_SLUGS_NEWEST_FIRST, NOT_LIVE_SLUGS } from '../../helpers/fixtures.ts';
+import { startTestStack, type TestStack } from '../../helpers/stack.ts';
+
+interface RawAnswer {
+  status: number;
+  /** Header names and values in the order they were sent. */
+  headers: [string, string][];
+  body: Buffer;
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
+
+function send(base: string, method: string, path: string, headers: Record<string, string>): Promise<RawAnswer> {
+  const url = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: url.hostname, port: url.port, method, path, headers, agent }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const pairs: [string, string][] = [];
+        for (let i = 0; i < res.rawHeaders.length; i += 2) pairs.push([res.rawHeaders[i]!.toLowerCase(), res.rawHeaders[i + 1]!]);
+        resolve({ status: res.statusCode!, headers: pairs, body: Buffer.concat(chunks) });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const SECONDS_HEADERS = new Set(['x-ratelimit-reset', 'retry-after']);
+
+/**
+ * The headers of both answers, equal in names and order; values equal but for the date, a fresh
+ * request id (both UUIDs) and the budget's clock, which may read a second apart.
+ */
+function expectSameAnswer(direct: RawAnswer, plain: RawAnswer, given: Record<string, string>, label: string): void {
+  expect(direct.status, label).toBe(plain.status);
+  expect(direct.headers.map(([n]) => n), label).toEqual(plain.headers.map(([n]) => n));
+  for (let i = 0; i < direct.headers.length; i++) {
+    const [name, a] = direct.headers[i]!;
+    const b = plain.headers[i]![1];
+    if (name === 'date') continue;
+    if (name === 'x-request-id' && given['x-request-id'] === undefined) {
+      expect(a, label).toMatch(UUID);
+      expect(b, label).toMatch(UUID);
+    } else if (name === 'x-request-id' && !/^[A-Za-z0-9._:-]{1,128}$/.test(given['x-request-id']!)) {
+      expect(a, label).toMatch(UUID);
+      expect(b, label).toMatch(UUID);
+    } else if (SECONDS_HEADERS.has(name)) {
+      expect(Math.abs(Number(a) - Number(b)), `${label}: ${name} ${a} vs ${b}`).toBeLessThanOrEqual(1);
+    } else if (name === 'ratelimit') {
+      const [restA, tA] = a.split(';t=');
+      const [restB, tB] = b.split(';t=');
+      expect(restA, label).toBe(restB);
+      expect(Math.abs(Number(tA) - Number(tB)), label).toBeLessThanOrEqual(1);
+    } else {
+      expect(`${name}: ${a}`, label).toBe(`${name}: ${b}`);
+    }
+  }
+  expect(direct.body.equals(plain.body), `${label}: bodies differ`).toBe(true);
+}
+
+/** `http_requests_total` and `http_request_duration_seconds_count` lines of the REST routes. */
+async function restRequestCounts(base: string): Promise<string[]> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  return text
+    .split('\n')
+    .filter((l) => /^http_requests_total\{|^http_request_duration_seconds_count\{/.test(l) && l.includes('route="/api/v1/'))
+    .sort();
+}
+
+async function directAnswers(base: string): Promise<number> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith('http_direct_answers_total{'))
+    .reduce((n, l) => n + Number(l.split(' ').pop()), 0);
+}
+
+// Query values: plain words, spaces in both spellings, escapes, non-ASCII, bounds and garbage.
+const words = ['pixel', 'forge', 'ai', 'notes', 'query', 'typo', 'piksel', 'PIXEL', 'caf%C3%A9', 'a', '', '+', '%09ai', '%20ai', 'ai+notes', 'ai%2Bnotes', '%E2%9C%93', '%ZZ', 'x'.repeat(201)];
+const searchParam = fc.oneof(
+  fc.constantFrom(...words).map((w) => `q=${w}`),
+  fc.constantFrom(...FIXTURE_CATEGORIES.map((c) => c.slug), 'nope', 'Design', '').map((c) => `category=${c}`),
+  fc.constantFrom('ai', 'notes', 'editor', 'none', 'AI').map((t) => `tag=${t}`),
+  fc.constantFrom('new', 'trending', 'editors-pick', 'x').map((l) => `label=${l}`),
+  fc.constantFrom('1', '2', '0', '-1', '01', '1.5', 'x', '100000').map((p) => `page=${p}`),
+  fc.constantFrom('1', '2', '20', '50', '51', '0', 'ten').map((l) => `limit=${l}`),
+  fc.constantFrom('sort=name', 'q', '=x', '&', 'unknown=1'),
+);
+const searchPath = fc.array(searchParam, { maxLength: 4 }).map((params) => (params.length === 0 ? '/api/v1/search' : `/api/v1/search?${params.join('&')}`));
+const slug = fc.constantFrom(...LIVE_SLUGS_NEWEST_FIRST, ...NOT_LIVE_SLUGS, 'no-such-listing', 'Pixel-Forge', 'pixel--forge', 'pixel_forge', 'x'.repeat(201));
+const productPath = fc.tuple(slug, fc.constantFrom('', '/', '?', '?x=1', '%2D')).map(([s, tail]) => `/api/v1/products/${s}${tail}`);
+const otherPath = fc.constantFrom('/api/v1/categories', '/api/v1/categories/', '/api/v1/categories?x=1', '/api/v1/products', '/api/v1/products/', '/api/v1/products/%70ixel-forge', '/api/v1//categories', '/API/v1/categories');
+
+interface Case {
+  method: 'GET' | 'HEAD';
+  path: string;
+  ip: number;
+  requestId: string | undefined;
+  origin: string | undefined;
+  condition: 'none' | 'current' | 'weak' | 'list' | 'star' | 'other';
+  repeat: boolean;
+}
+
+const aCase: fc.Arbitrary<Case> = fc.record({
+  method: fc.constantFrom('GET', 'GET', 'GET', 'HEAD'),
+  path: fc.oneof({ weight: 4, arbitrary: searchPath }, { weight: 4, arbitrary: productPath }, { weight: 2, arbitrary: otherPath }),
+  ip: fc.integer({ min: 0, max: 9 }),
+  requestId: fc.constantFrom(undefined, undefined, 'trace-123', 'bad id with spaces'),
+  origin: fc.constantFrom(undefined, 'https://app.example'),
+  condition: fc.constantFrom('none', 'none', 'current', 'weak', 'list', 'star', 'other'),
+  repeat: fc.boolean(),
+});
+
+describe('direct read path', () => {
+  let stack: TestStack;
+  let plain: RunningService;
+  /** A fresh range of client addresses per run, so budgets start full. */
+  const prefix = `10.${randomInt(256)}.${randomInt(256)}`;
+
+  beforeAll(async () => {
+    const env = { TRUST_PROXY: 'true', RATE_LIMIT_OTHER_PER_MIN: '40', RATE_LIMIT_SEARCH_PER_MIN: '40' };
+    stack = await startTestStack({ env });
+    plain = await startService(loadConfig({}, { ...envOf(stack), ...env, DIRECT_READS: 'false' }), { projector: false, demo: false, listen: true, logger: pino({ level: 'silent' }) });
+  }, 60_000);
+
+  afterAll(async () => {
+    await plain?.close();
+    await stack?.stop();
+    agent.destroy();
+  });
+
+  function envOf(s: TestStack): Record<string, string> {
+    const c = s.service.config;
+    return { DATABASE_URL: s.service.connectionString, HOST: '127.0.0.1', PORT: '0', PUBLIC_URL: c.publicUrl, SITE_URL: c.siteUrl, LOG_LEVEL: 'silent', PROJECTOR_POLL_MS: '100' };
+  }
+
+  test('every answer is the same with and without it: status, headers in order, body, budget', async () => {
+    // The ETag each path last gave for a path, to send back as If-None-Match.
+    const etags = new Map<string, string>();
+    const ipOf = (n: number) => `${prefix}.${n + 1}`;
+    await fc.assert(
+      fc.asyncProperty(aCase, async (c) => {
+        const headers: Record<string, string> = { 'x-forwarded-for': ipOf(c.ip) };
+        if (c.requestId !== undefined) headers['x-request-id'] = c.requestId;
+        if (c.origin !== undefined) headers.origin = c.origin;
+        const etag = etags.get(c.path) ?? '"none"';
+        const condition = { none: undefined, current: etag, weak: `W/${etag}`, list: `"x", ${etag}`, star: '*', other: '"other"' }[c.condition];
+        if (condition !== undefined) headers['if-none-match'] = condition;
+        for (let i = 0; i < (c.repeat ? 2 : 1); i++) {
+          const a = await send(stack.baseUrl, c.method, c.path, headers);
+          const b = await send(plain.url, c.method, c.path, headers);
+          expectSameAnswer(a, b, headers, `${c.method} ${c.path} ${JSON.stringify(headers)}`);
+          const tag = a.headers.find(([n]) => n === 'etag')?.[1];
+          if (tag) etags.set(c.path, tag);
+        }
+      }),
+      { numRuns: 250 },
+    );
+    // The direct path did answer some of them (cached searches, products, categories, 304s), the other none.
+    expect(await directAnswers(stack.baseUrl)).toBeGreaterThan(0);
+    expect(await directAnswers(plain.url)).toBe(0);
+    // Both counted the same requests under the same routes and statuses.
+    expect(await restRequestCounts(stack.baseUrl)).toEqual(await restRequestCounts(plain.url));
+  }, 120_000);
+
+  test('it answers live products, the categories and searches already cached; Fastify the rest', async () => {
+    const headers = { 'x-forwarded-for': `${prefix}.199` };
+    const before = await directAnswers(stack.baseUrl);
+    const answered = async (path: string) => {
+      const n = await directAnswers(stack.baseUrl);
+      const res = await send(stack.baseUrl, 'GET', path, headers);
+      return { status: res.status, direct: (await directAnswers(stack.baseUrl)) - n };
+    };
+    expect(await answered(`/api/v1/products/${LIVE_SLUGS_NEWEST_FIRST[2]}`)).toEqual({ status: 200, direct: 1 });
+    expect(await answered(`/api/v1/products/${NOT_LIVE_SLUGS[0]}`)).toEqual({ status: 404, direct: 0 });
+    expect(await answered('/api/v1/categories')).toEqual({ status: 200, direct: 1 });
+    // A limit the property above never asks for, so this search is not cached yet.
+    const search = `/api/v1/search?q=notes&limit=${randomInt(3, 20)}`;
+    expect(await answered(search)).toEqual({ status: 200, direct: 0 });
+    expect(await answered(search)).toEqual({ status: 200, direct: 1 });
+    expect(await answered('/api/v1/search?q=notes&q=ai')).toEqual({ status: 400, direct: 0 });
+    expect((await directAnswers(stack.baseUrl)) - before).toBe(3);
+  });
+
+  test('a refused request is refused the same way, and spends nothing twice', async () => {
+    const ip = `${prefix}.200`;
+    const path = `/api/v1/products/${LIVE_SLUGS_NEWEST_FIRST[0]}`;
+    const statuses: number[] = [];
+    for (let i = 0; i < 42; i++) {
+      const a = await send(stack.baseUrl, 'GET', path, { 'x-forwarded-for': ip, 'x-request-id': `r${i}` });
+      const b = await send(plain.url, 'GET', path, { 'x-forwarded-for': ip, 'x-request-id': `r${i}` });
+      expectSameAnswer(a, b, { 'x-request-id': `r${i}` }, `request ${i}`);
+      statuses.push(a.status);
+    }
+    // Forty a minute: the fortieth is the last served, one unit each.
+    expect(statuses).toEqual([...Array(40).fill(200), 429, 429]);
+  });
+
+  test('a change to the catalog shows at once on both paths', async () => {
+    const target = LIVE_SLUGS_NEWEST_FIRST[1];
+    const before = await send(stack.baseUrl, 'GET', `/api/v1/products/${target}`, { 'x-forwarded-for': `${prefix}.201` });
+    expect(before.status).toBe(200);
+    await stack.db.pool.query(`UPDATE catalog.listings SET punchline = 'Changed for the direct path', updated_at = now() WHERE slug = $1`, [target]);
+    await stack.settle();
+    await plain.mirror.refresh();
+    const a = await send(stack.baseUrl, 'GET', `/api/v1/products/${target}`, { 'x-forwarded-for': `${prefix}.202` });
+    const b = await send(plain.url, 'GET', `/api/v1/products/${target}`, { 'x-forwarded-for': `${prefix}.202` });
+    expectSameAnswer(a, b, {}, 'after the change');
+    expect(a.body.toString()).toContain('Changed for the direct path');
+    expect(a.headers.find(([n]) => n === 'etag')).not.toEqual(before.headers.find(([n]) => n === 'etag'));
+  });
+});
+
+describe('direct read path, switched off by the service', () => {
+  test('with access logging at debug, Fastify answers and logs every request', async () => {
+    const lines: string[] = [];
+    const logger = pino({ level: 'debug' }, { write: (l: string) => void lines.push(l) });
+    const stack = await startTestStack({ logger });
+    try {
+      const res = await fetch(`${stack.baseUrl}/api/v1/products/${LIVE_SLUGS_NEWEST_FIRST[0]}`);
+      expect(res.status).toBe(200);
+      expect(await directAnswers(stack.baseUrl)).toBe(0);
+      expect(lines.some((l) => l.includes('request completed') && l.includes(`/api/v1/products/${LIVE_SLUGS_NEWEST_FIRST[0]}`))).toBe(true);
+    } finally {
+      await stack.stop();
+    }
+  });
+});
