@@ -4,6 +4,7 @@
  * the service's footprint. See the README section "Performance" for what each figure means.
  */
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -91,7 +92,7 @@ const log = (line: string) => process.stderr.write(`${line}\n`);
 const EXPORT_RUNS = 5;
 const EXPORT_COMPRESSED_RUNS = 3;
 
-async function startBaseline(mode: 'hello' | 'body', bodyFile?: string): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
+async function startBaseline(mode: 'hello' | 'body' | 'answer', bodyFile?: string): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
   const child = spawnNode(`baseline ${mode}`, { args: ['bin/run-ts.js', 'bench/baseline-server.ts', mode, ...(bodyFile ? [bodyFile] : [])] });
   try {
     const m = await child.waitForLine(/baseline listening on (http:\/\/\S+)/, 30_000);
@@ -100,6 +101,25 @@ async function startBaseline(mode: 'hello' | 'body', bodyFile?: string): Promise
     await child.stop();
     throw err;
   }
+}
+
+/** A product's answer as the service sends it: header names (lower case), values and order, and the body. */
+function productAnswer(origin: string, slug: string): Promise<{ headers: [string, string][]; body: string }> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(`${origin}/api/v1/products/${encodeURIComponent(slug)}`, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          if (res.statusCode !== 200) return reject(new Error(`GET /api/v1/products/${slug} answered ${res.statusCode}`));
+          const headers: [string, string][] = [];
+          for (let i = 0; i < res.rawHeaders.length; i += 2) headers.push([res.rawHeaders[i]!.toLowerCase(), res.rawHeaders[i + 1]!]);
+          resolve({ headers, body: Buffer.concat(chunks).toString('base64') });
+        });
+        res.on('error', reject);
+      })
+      .on('error', reject);
+  });
 }
 
 async function main(): Promise<number> {
@@ -182,10 +202,13 @@ async function main(): Promise<number> {
       await writeFile(bodyFile, sample.searchPage);
       const hello = await startBaseline('hello');
       const body = await startBaseline('body', bodyFile);
-      log(`baselines: hello-world at ${hello.url}, precomputed ${sample.searchPage.length}-byte search page at ${body.url}`);
+      const answerFile = path.join(work, 'product-answer.json');
+      await writeFile(answerFile, JSON.stringify(await productAnswer(serve.url, sample.products[0]!.slug)));
+      const answer = await startBaseline('answer', answerFile);
+      log(`baselines: hello-world at ${hello.url}, precomputed ${sample.searchPage.length}-byte search page at ${body.url}, bare Node product answer at ${answer.url}`);
 
-      const origins: Record<Target, string> = { serve: serve.url, api: api.url, hello: hello.url, body: body.url };
-      const pids: Record<Target, number> = { serve: serve.pid, api: api.pid, hello: hello.pid, body: body.pid };
+      const origins: Record<Target, string> = { serve: serve.url, api: api.url, hello: hello.url, body: body.url, answer: answer.url };
+      const pids: Record<Target, number> = { serve: serve.pid, api: api.pid, hello: hello.pid, body: body.pid, answer: answer.pid };
       log(`preflight: every request of ${scenarios.length} scenarios once…`);
       const checked = await preflight(scenarios, origins);
       for (const [id, n] of Object.entries(checked.dropped)) log(`  ${id}: dropped ${n} variants that match nothing`);
@@ -216,6 +239,7 @@ async function main(): Promise<number> {
         });
       }
       apiAfterLoad = await footprintOf(api.pid);
+      await answer.stop();
       await body.stop();
       await hello.stop();
       await api.stop();

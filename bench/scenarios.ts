@@ -8,7 +8,7 @@ import type { LoadRequest } from './load.ts';
  * second process, `catalog api` on the same database with its response cache off
  * (CACHE_MAX_ENTRIES=0), so every request is computed.
  */
-export type Target = 'serve' | 'api' | 'hello' | 'body';
+export type Target = 'serve' | 'api' | 'hello' | 'body' | 'answer';
 export type Kind = 'baseline' | 'search-cached' | 'search-uncached' | 'product' | 'categories' | 'mcp';
 
 export interface Scenario {
@@ -107,6 +107,13 @@ export function buildScenarios(sample: CatalogSample): Scenario[] {
   const scenarios: Scenario[] = [
     { id: 'baseline-hello', title: 'baseline: Fastify {"hello":"world"}', kind: 'baseline', target: 'hello', requests: [{ path: '/' }] },
     { id: 'baseline-body', title: 'baseline: Fastify precomputed 20-product page', kind: 'baseline', target: 'body', requests: [{ path: '/' }] },
+    {
+      id: 'baseline-node-product',
+      title: "baseline: bare Node writing a product's answer (its headers and body)",
+      kind: 'baseline',
+      target: 'answer',
+      requests: [{ path: '/' }],
+    },
   ];
   const shapes = searchShapes(sample);
   for (const shape of shapes) {

@@ -35,6 +35,9 @@ export const SPENT_BUDGET = Symbol('catalog.spentBudget');
 
 export type SpentBudget = Promise<RateDecision>;
 
+/** An answer's body: its bytes when kept encoded (else its text), and its ETag. */
+type DirectBody = Pick<ReadBody, 'etag' | 'bytes'> & { readonly body?: string };
+
 export interface DirectReadRequest extends IncomingMessage {
   [SPENT_BUDGET]?: SpentBudget;
 }
@@ -63,6 +66,8 @@ const CATEGORIES_PATH = `${API_PREFIX}/categories`;
 const PRODUCT_ROUTE = `${API_PREFIX}/products/:slug`;
 const JSON_TYPE = 'application/json; charset=utf-8';
 const EXPOSED = EXPOSED_HEADERS.join(', ');
+/** What every answer carries after its request id, as the Fastify path sets it (infrastructure.ts, then CORS). */
+const COMMON_HEADERS = ['x-content-type-options', 'nosniff', 'access-control-allow-origin', '*', 'access-control-expose-headers', EXPOSED];
 
 /** Fastify's reading of TRUST_PROXY (lib/request.js, getTrustProxyFn), for the client address. */
 function trustFunction(trust: DirectReadsDeps['trustProxy']): ((addr: string, i: number) => boolean) | undefined {
@@ -93,17 +98,18 @@ export function createDirectReads(deps: DirectReadsDeps): DirectReads {
   };
 
   /** Writes the answer as the Fastify path does: its headers in its order, 304 on a match. */
-  function answer(req: IncomingMessage, res: ServerResponse, id: string, decision: RateDecision, body: ReadBody, route: string, started: number): void {
-    const head: string[] = ['x-request-id', id, 'x-content-type-options', 'nosniff', 'access-control-allow-origin', '*', 'access-control-expose-headers', EXPOSED];
+  function answer(req: IncomingMessage, res: ServerResponse, id: string, decision: RateDecision, body: DirectBody, route: string, started: number): void {
+    const head = ['x-request-id', id, COMMON_HEADERS[0]!, COMMON_HEADERS[1]!, COMMON_HEADERS[2]!, COMMON_HEADERS[3]!, COMMON_HEADERS[4]!, COMMON_HEADERS[5]!];
     pushRateLimitHeaders(head, decision);
-    head.push('etag', body.etag, 'cache-control', cacheControl);
+    const etag = body.etag;
+    head.push('etag', etag, 'cache-control', cacheControl);
     let status = 200;
-    if (ifNoneMatchMatches(req.headers['if-none-match'], body.etag)) {
+    if (ifNoneMatchMatches(req.headers['if-none-match'], etag)) {
       status = 304;
       res.writeHead(304, head);
       res.end();
     } else {
-      const bytes = body.bytes ?? Buffer.from(body.body);
+      const bytes = body.bytes ?? Buffer.from(body.body!);
       head.push('content-type', JSON_TYPE, 'content-length', String(bytes.length));
       res.writeHead(200, head);
       res.end(bytes);
@@ -121,7 +127,7 @@ export function createDirectReads(deps: DirectReadsDeps): DirectReads {
     fallback: (req: IncomingMessage, res: ServerResponse) => void,
     bucket: Bucket,
     route: string,
-    find: () => ReadBody | undefined,
+    find: () => DirectBody | undefined,
   ): true {
     const started = performance.now();
     const id = requestIdFor(req);
@@ -147,7 +153,7 @@ export function createDirectReads(deps: DirectReadsDeps): DirectReads {
     if (url.startsWith(PRODUCTS_PREFIX)) {
       const slug = plainProductSlug(url.slice(PRODUCTS_PREFIX.length));
       if (slug === undefined) return false;
-      return spendThenAnswer(req, res, fallback, 'other', PRODUCT_ROUTE, () => read.productIfLive(slug));
+      return spendThenAnswer(req, res, fallback, 'other', PRODUCT_ROUTE, () => read.productBytes(slug));
     }
     if (url === CATEGORIES_PATH) {
       return spendThenAnswer(req, res, fallback, 'other', CATEGORIES_PATH, () => read.categories());

@@ -31,8 +31,8 @@ export interface ReadService {
   search(query: SearchQuery): Promise<ReadBody>;
   /** Throws a NOT_FOUND CatalogError when no live listing has the slug. */
   product(slug: string): ReadBody;
-  /** The live listing's answer, or undefined (no error built) when no live listing has the slug. */
-  productIfLive(slug: string): ReadBody | undefined;
+  /** The live listing's document and ETag, or undefined (no error built) when no live listing has the slug. */
+  productBytes(slug: string): { readonly bytes: Buffer; readonly etag: string } | undefined;
   /** The search's answer when the response cache holds it (counted as a hit), else undefined. */
   cachedSearch(query: SearchQuery): ReadBody | undefined;
   /** Whether the listing page links the maker's site as a followed link (false for an unknown slug). */
@@ -179,9 +179,8 @@ export function createReadService(opts: ReadServiceOptions): ReadService {
       if (hit) stats.hits++;
       return hit;
     },
-    productIfLive(slug) {
-      const p = mirror.productBySlug(slug);
-      return p ? productAnswer(p) : undefined;
+    productBytes(slug) {
+      return mirror.productBySlug(slug);
     },
     product(slug) {
       const p = mirror.productBySlug(slug);
