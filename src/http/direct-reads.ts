@@ -21,7 +21,8 @@ import { pushRateLimitHeaders, type Bucket, type RateDecision, type RateLimits }
  * It owes every answer what the Fastify path gives it, and gives nothing else: the same status,
  * the same headers in the same order (request id, `nosniff`, CORS, the budget's headers,
  * validators, caching, type, length), the same body; the same budget spent (one unit, from the
- * same bucket, keyed on the same client address, `TRUST_PROXY` read as Fastify reads it); the
+ * same bucket, keyed on the same client address, `TRUST_PROXY` read as Fastify reads it; decided
+ * at once when the budgets live in this process's memory, asked of Redis when they live there); the
  * same request metrics and cache counters. test/int/http/direct-reads.test.ts sends the same
  * requests to a service with and without this path and compares the answers byte for byte.
  *
@@ -89,11 +90,13 @@ export function createDirectReads(deps: DirectReadsDeps): DirectReads {
       }
     : (req: IncomingMessage) => req.socket.remoteAddress;
 
-  const observers = new Map<string, RequestObserver>();
+  // By route (one of the constants below), then status.
+  const observers = new Map<string, Map<number, RequestObserver>>();
   const observe = (route: string, status: number, started: number) => {
-    const key = `${status} ${route}`;
-    let observer = observers.get(key);
-    if (!observer) observers.set(key, (observer = deps.observer(route, status)));
+    let byStatus = observers.get(route);
+    if (!byStatus) observers.set(route, (byStatus = new Map()));
+    let observer = byStatus.get(status);
+    if (!observer) byStatus.set(status, (observer = deps.observer(route, status)));
     observer((performance.now() - started) / 1000);
   };
 
@@ -118,6 +121,16 @@ export function createDirectReads(deps: DirectReadsDeps): DirectReads {
   }
 
   /**
+   * Gives Fastify a request whose budget was spent. The decision is attached only to such a
+   * request: a property added to every request would give Node's request objects a second
+   * shape, and its HTTP code slower property lookups on every request.
+   */
+  function handOver(req: DirectReadRequest, res: ServerResponse, fallback: (req: IncomingMessage, res: ServerResponse) => void, spent: SpentBudget): void {
+    req[SPENT_BUDGET] = spent;
+    fallback(req, res);
+  }
+
+  /**
    * Spends the budget, then answers with what `find` gives, or hands the request, its budget
    * spent, to Fastify: a refusal, a limiter failure, or nothing to answer with.
    */
@@ -131,20 +144,24 @@ export function createDirectReads(deps: DirectReadsDeps): DirectReads {
   ): true {
     const started = performance.now();
     const id = requestIdFor(req);
-    const address = clientAddress(req);
-    const spent = rateLimits.consume(bucket, address ?? '');
-    // The spent budget is attached only to a request handed over: a property added to every
-    // request would give Node's request objects a second shape, and its HTTP code slower
-    // property lookups on every request.
-    const handOver = () => {
-      req[SPENT_BUDGET] = spent;
-      fallback(req, res);
-    };
-    spent.then((decision) => {
-      const body = decision.allowed && !closing() ? find() : undefined;
-      if (body === undefined) return handOver();
-      answer(req, res, id, decision, body, route, started);
-    }, handOver);
+    const address = clientAddress(req) ?? '';
+    // A budget kept in this process's memory is decided at once; one in Redis is asked for.
+    const now = rateLimits.consumeNow(bucket, address);
+    if (now !== undefined) {
+      const body = now.allowed ? find() : undefined;
+      if (body === undefined) handOver(req, res, fallback, Promise.resolve(now));
+      else answer(req, res, id, now, body, route, started);
+      return true;
+    }
+    const spent = rateLimits.consume(bucket, address);
+    spent.then(
+      (decision) => {
+        const body = decision.allowed && !closing() ? find() : undefined;
+        if (body === undefined) handOver(req, res, fallback, spent);
+        else answer(req, res, id, decision, body, route, started);
+      },
+      () => handOver(req, res, fallback, spent),
+    );
     return true;
   }
 

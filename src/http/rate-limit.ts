@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { buildLimiter } from '../util/keyed-limiter.ts';
 
 /**
@@ -25,6 +25,12 @@ export interface RateDecision {
 
 export interface RateLimits {
   consume(bucket: Bucket, ip: string): Promise<RateDecision>;
+  /**
+   * The same spending, decided at once, when this process keeps its budgets in memory (no
+   * REDIS_URL); undefined, with nothing spent, when the budget lives in Redis and `consume`
+   * must ask it.
+   */
+  consumeNow(bucket: Bucket, ip: string): RateDecision | undefined;
   readonly windowSeconds: number;
   /** Counts of refused calls since start, per bucket. */
   readonly rejections: Record<Bucket, number>;
@@ -94,6 +100,22 @@ export function createRateLimits(opts: RateLimitOptions): RateLimits {
     (Object.keys(points) as Bucket[]).map((bucket) => [bucket, { limiter: make(bucket, points[bucket]), points: points[bucket] }]),
   ) as Record<Bucket, { limiter: RateLimiterAbstract; points: number }>;
   const rejections: Record<Bucket, number> = { search: 0, other: 0, pages: 0, export: 0, changes: 0 };
+  const allowed = (bucket: Bucket, points: number, remaining: number, msBeforeNext: number): RateDecision => ({
+    allowed: true,
+    bucket,
+    limit: points,
+    remaining: Math.max(0, remaining),
+    resetSeconds: Math.max(1, Math.ceil(msBeforeNext / 1000)),
+    windowSeconds,
+  });
+  const refused = (bucket: Bucket, points: number, msBeforeNext: number): RateDecision => {
+    rejections[bucket]++;
+    return { allowed: false, bucket, limit: points, remaining: 0, resetSeconds: Math.max(1, Math.ceil(msBeforeNext / 1000)), windowSeconds };
+  };
+  const stores = Object.fromEntries((Object.keys(limiters) as Bucket[]).map((bucket) => [bucket, memoryStoreOf(limiters[bucket].limiter)])) as Record<
+    Bucket,
+    MemoryStore | undefined
+  >;
 
   return {
     windowSeconds,
@@ -102,20 +124,21 @@ export function createRateLimits(opts: RateLimitOptions): RateLimits {
       const { limiter, points } = limiters[bucket];
       // A promise chain rather than an async function: this runs on every counted request.
       return limiter.consume(ip, 1).then(
-        (res): RateDecision => ({
-          allowed: true,
-          bucket,
-          limit: points,
-          remaining: Math.max(0, res.remainingPoints),
-          resetSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)),
-          windowSeconds,
-        }),
+        (res): RateDecision => allowed(bucket, points, res.remainingPoints, res.msBeforeNext),
         (err: unknown): RateDecision => {
           if (!(err instanceof RateLimiterRes)) throw err;
-          rejections[bucket]++;
-          return { allowed: false, bucket, limit: points, remaining: 0, resetSeconds: Math.max(1, Math.ceil(err.msBeforeNext / 1000)), windowSeconds };
+          return refused(bucket, points, err.msBeforeNext);
         },
       );
+    },
+    consumeNow(bucket, ip) {
+      const store = stores[bucket];
+      if (!store) return undefined;
+      const { limiter, points } = limiters[bucket];
+      // What RateLimiterMemory.consume does (no block duration, not spread evenly), without
+      // the promise around it.
+      const res = store.incrby(limiter.getKey(ip), 1, windowSeconds);
+      return res.consumedPoints > points ? refused(bucket, points, res.msBeforeNext) : allowed(bucket, points, points - res.consumedPoints, res.msBeforeNext);
     },
     redis,
     async close() {
@@ -124,6 +147,22 @@ export function createRateLimits(opts: RateLimitOptions): RateLimits {
       }
     },
   };
+}
+
+/** The counter store inside rate-limiter-flexible's memory limiter, which it fills synchronously. */
+interface MemoryStore {
+  incrby(key: string, points: number, durationSeconds: number): RateLimiterRes;
+}
+
+/**
+ * The memory limiter's store, when the limiter is a plain RateLimiterMemory whose store has the
+ * shape this code was written against (rate-limiter-flexible 11); otherwise undefined, and every
+ * decision goes through the promise.
+ */
+function memoryStoreOf(limiter: RateLimiterAbstract): MemoryStore | undefined {
+  if (!(limiter instanceof RateLimiterMemory) || limiter.blockDuration > 0 || limiter.execEvenly) return undefined;
+  const store = (limiter as unknown as { _memoryStorage?: Partial<MemoryStore> })._memoryStorage;
+  return typeof store?.incrby === 'function' ? (store as MemoryStore) : undefined;
 }
 
 /** Headers describing a decision: legacy X-RateLimit-*, the IETF draft fields, Retry-After on refusal. */

@@ -8,6 +8,7 @@
 import http from 'node:http';
 import { randomInt } from 'node:crypto';
 import fc from 'fast-check';
+import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { loadConfig } from '../../../src/config/config.ts';
@@ -129,14 +130,23 @@ const aCase: fc.Arbitrary<Case> = fc.record({
   repeat: fc.boolean(),
 });
 
-describe('direct read path', () => {
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+// Budgets kept in the process (decided at once) and in Redis (asked for): two roads to a decision.
+describe.each(['memory', 'Redis'] as const)('direct read path, budgets in %s', (budgets) => {
   let stack: TestStack;
   let plain: RunningService;
-  /** A fresh range of client addresses per run, so budgets start full. */
-  const prefix = `10.${randomInt(256)}.${randomInt(256)}`;
+  /**
+   * A fresh range of client addresses per run, so budgets start full; one per service, as the
+   * two share Redis's budgets when they live there.
+   */
+  const octet = randomInt(128);
+  const prefix = `10.${2 * octet}.${randomInt(256)}`;
+  const plainPrefix = `10.${2 * octet + 1}.${prefix.split('.')[2]}`;
+  const forPlain = (headers: Record<string, string>): Record<string, string> => ({ ...headers, 'x-forwarded-for': headers['x-forwarded-for']!.replace(prefix, plainPrefix) });
 
   beforeAll(async () => {
-    const env = { TRUST_PROXY: 'true', RATE_LIMIT_OTHER_PER_MIN: '40', RATE_LIMIT_SEARCH_PER_MIN: '40' };
+    const env = { TRUST_PROXY: 'true', RATE_LIMIT_OTHER_PER_MIN: '40', RATE_LIMIT_SEARCH_PER_MIN: '40', ...(budgets === 'Redis' && { REDIS_URL }) };
     stack = await startTestStack({ env });
     plain = await startService(loadConfig({}, { ...envOf(stack), ...env, DIRECT_READS: 'false' }), { projector: false, demo: false, listen: true, logger: pino({ level: 'silent' }) });
   }, 60_000);
@@ -166,7 +176,7 @@ describe('direct read path', () => {
         if (condition !== undefined) headers['if-none-match'] = condition;
         for (let i = 0; i < (c.repeat ? 2 : 1); i++) {
           const a = await send(stack.baseUrl, c.method, c.path, headers);
-          const b = await send(plain.url, c.method, c.path, headers);
+          const b = await send(plain.url, c.method, c.path, forPlain(headers));
           expectSameAnswer(a, b, headers, `${c.method} ${c.path} ${JSON.stringify(headers)}`);
           const tag = a.headers.find(([n]) => n === 'etag')?.[1];
           if (tag) etags.set(c.path, tag);
@@ -206,12 +216,21 @@ describe('direct read path', () => {
     const statuses: number[] = [];
     for (let i = 0; i < 42; i++) {
       const a = await send(stack.baseUrl, 'GET', path, { 'x-forwarded-for': ip, 'x-request-id': `r${i}` });
-      const b = await send(plain.url, 'GET', path, { 'x-forwarded-for': ip, 'x-request-id': `r${i}` });
+      const b = await send(plain.url, 'GET', path, forPlain({ 'x-forwarded-for': ip, 'x-request-id': `r${i}` }));
       expectSameAnswer(a, b, { 'x-request-id': `r${i}` }, `request ${i}`);
       statuses.push(a.status);
     }
     // Forty a minute: the fortieth is the last served, one unit each.
     expect(statuses).toEqual([...Array(40).fill(200), 429, 429]);
+    if (budgets === 'Redis') {
+      // Counted where the budgets live, once per request.
+      const redis = new Redis(REDIS_URL);
+      try {
+        expect(await redis.get(`catalog:rl:other:${ip}`)).toBe('42');
+      } finally {
+        redis.disconnect();
+      }
+    }
   });
 
   test('a change to the catalog shows at once on both paths', async () => {
@@ -222,7 +241,7 @@ describe('direct read path', () => {
     await stack.settle();
     await plain.mirror.refresh();
     const a = await send(stack.baseUrl, 'GET', `/api/v1/products/${target}`, { 'x-forwarded-for': `${prefix}.202` });
-    const b = await send(plain.url, 'GET', `/api/v1/products/${target}`, { 'x-forwarded-for': `${prefix}.202` });
+    const b = await send(plain.url, 'GET', `/api/v1/products/${target}`, forPlain({ 'x-forwarded-for': `${prefix}.202` }));
     expectSameAnswer(a, b, {}, 'after the change');
     expect(a.body.toString()).toContain('Changed for the direct path');
     expect(a.headers.find(([n]) => n === 'etag')).not.toEqual(before.headers.find(([n]) => n === 'etag'));

@@ -176,3 +176,30 @@ test('the budget comes back when the window ends (a 2-second window stands in fo
     await rateLimits.close();
   }
 });
+
+test('a budget in memory is spent the same decided at once or through the promise, one count, one window', async () => {
+  const rateLimits = createRateLimits({ searchPerMinute: 30, otherPerMinute: 5 });
+  try {
+    const ip = uniqueIp();
+    const decisions = [];
+    // Alternating roads on one client address and bucket: one count between them.
+    for (let i = 0; i < 7; i++) decisions.push(i % 2 === 0 ? rateLimits.consumeNow('other', ip) : await rateLimits.consume('other', ip));
+    expect(decisions.map((d) => d && [d.allowed, d.remaining])).toEqual([
+      [true, 4],
+      [true, 3],
+      [true, 2],
+      [true, 1],
+      [true, 0],
+      [false, 0],
+      [false, 0],
+    ]);
+    for (const d of decisions) expect(d).toMatchObject({ bucket: 'other', limit: 5, windowSeconds: 60 });
+    expect(decisions.every((d) => d!.resetSeconds >= 59 && d!.resetSeconds <= 60)).toBe(true);
+    expect(rateLimits.rejections.other).toBe(2);
+    // Another bucket and another address have budgets of their own.
+    expect(rateLimits.consumeNow('search', ip)).toMatchObject({ allowed: true, remaining: 29 });
+    expect(rateLimits.consumeNow('other', uniqueIp())).toMatchObject({ allowed: true, remaining: 4 });
+  } finally {
+    await rateLimits.close();
+  }
+});
