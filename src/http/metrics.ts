@@ -1,7 +1,8 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ProjectionMirror } from '../read/projection-mirror.ts';
 import type { ReadService } from '../read/read-service.ts';
 import type { Bucket, RateLimits } from './rate-limit.ts';
+import { RequestDurations } from './request-durations.ts';
 
 /**
  * Prometheus metrics of one process, in a registry of its own (several services may share a
@@ -47,21 +48,28 @@ export function createMetrics(sources: MetricsSources): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
+  // Answers of the direct read path, counted in plain numbers and added to http_requests_total
+  // when it is read: hashing the labels of every answer costs more than writing some of them.
+  const directCounts: { labels: { method: string; route: string; status_code: string }; pending: number; total: number }[] = [];
   const requests = new Counter({
     name: 'http_requests_total',
     help: 'HTTP requests answered, by method, route pattern and status code.',
     labelNames: ['method', 'route', 'status_code'] as const,
     registers: [registry],
+    collect() {
+      for (const count of directCounts) {
+        if (count.pending === 0) continue;
+        this.inc(count.labels, count.pending);
+        count.pending = 0;
+      }
+    },
   });
-  const duration = new Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'Time from receiving a request to finishing its answer, by method and route pattern.',
-    labelNames: ['method', 'route'] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    registers: [registry],
-  });
-  // Counted in plain numbers (read at scrape time): this is on the path of the busiest answers.
-  const directAnswers = new Map<string, { n: number }>();
+  const duration = new RequestDurations(
+    'http_request_duration_seconds',
+    'Time from receiving a request to finishing its answer, by method and route pattern.',
+    [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registry,
+  );
   new Counter({
     name: 'http_direct_answers_total',
     help: 'Answers written by the direct read path (products, categories, cached searches), also counted in http_requests_total.',
@@ -69,7 +77,7 @@ export function createMetrics(sources: MetricsSources): Metrics {
     registers: [registry],
     collect() {
       this.reset();
-      for (const [route, count] of directAnswers) this.inc({ route }, count.n);
+      for (const count of directCounts) this.inc({ route: count.labels.route }, count.total);
     },
   });
 
@@ -172,15 +180,13 @@ export function createMetrics(sources: MetricsSources): Metrics {
       duration.observe({ method, route }, seconds);
     },
     directObserver({ method, route, status }) {
-      const count = requests.labels({ method, route, status_code: String(status) });
-      const time = duration.labels({ method, route });
-      let answers = directAnswers.get(route);
-      if (!answers) directAnswers.set(route, (answers = { n: 0 }));
-      const counted = answers;
+      const count = { labels: { method, route, status_code: String(status) }, pending: 0, total: 0 };
+      directCounts.push(count);
+      const time = duration.series({ method, route });
       return (seconds) => {
-        count.inc();
+        count.pending++;
+        count.total++;
         time.observe(seconds);
-        counted.n++;
       };
     },
     render: () => registry.metrics(),
