@@ -131,6 +131,27 @@ export function createDirectReads(deps: DirectReadsDeps): DirectReads {
   }
 
   /**
+   * Answers with what `find` gives under an allowed decision, or hands the request over with the
+   * decision (`spent`, or a promise of it made only then). A function of its own rather than a
+   * closure: nothing is allocated for an answer written at once.
+   */
+  function settle(
+    req: DirectReadRequest,
+    res: ServerResponse,
+    fallback: (req: IncomingMessage, res: ServerResponse) => void,
+    id: string,
+    decision: RateDecision,
+    spent: SpentBudget | undefined,
+    route: string,
+    started: number,
+    find: () => DirectBody | undefined,
+  ): void {
+    const body = decision.allowed && !closing() ? find() : undefined;
+    if (body === undefined) handOver(req, res, fallback, spent ?? Promise.resolve(decision));
+    else answer(req, res, id, decision, body, route, started);
+  }
+
+  /**
    * Spends the budget, then answers with what `find` gives, or hands the request, its budget
    * spent, to Fastify: a refusal, a limiter failure, or nothing to answer with.
    */
@@ -148,18 +169,12 @@ export function createDirectReads(deps: DirectReadsDeps): DirectReads {
     // A budget kept in this process's memory is decided at once; one in Redis is asked for.
     const now = rateLimits.consumeNow(bucket, address);
     if (now !== undefined) {
-      const body = now.allowed ? find() : undefined;
-      if (body === undefined) handOver(req, res, fallback, Promise.resolve(now));
-      else answer(req, res, id, now, body, route, started);
+      settle(req, res, fallback, id, now, undefined, route, started, find);
       return true;
     }
     const spent = rateLimits.consume(bucket, address);
     spent.then(
-      (decision) => {
-        const body = decision.allowed && !closing() ? find() : undefined;
-        if (body === undefined) handOver(req, res, fallback, spent);
-        else answer(req, res, id, decision, body, route, started);
-      },
+      (decision) => settle(req, res, fallback, id, decision, spent, route, started, find),
       () => handOver(req, res, fallback, spent),
     );
     return true;

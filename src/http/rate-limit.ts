@@ -97,8 +97,11 @@ export function createRateLimits(opts: RateLimitOptions): RateLimits {
     changes: opts.changesPerMinute ?? DEFAULT_CHANGES_PER_MINUTE,
   };
   const limiters = Object.fromEntries(
-    (Object.keys(points) as Bucket[]).map((bucket) => [bucket, { limiter: make(bucket, points[bucket]), points: points[bucket] }]),
-  ) as Record<Bucket, { limiter: RateLimiterAbstract; points: number }>;
+    (Object.keys(points) as Bucket[]).map((bucket) => {
+      const limiter = make(bucket, points[bucket]);
+      return [bucket, { limiter, points: points[bucket], store: memoryStoreOf(limiter) }];
+    }),
+  ) as Record<Bucket, { limiter: RateLimiterAbstract; points: number; store: MemoryStore | undefined }>;
   const rejections: Record<Bucket, number> = { search: 0, other: 0, pages: 0, export: 0, changes: 0 };
   const allowed = (bucket: Bucket, points: number, remaining: number, msBeforeNext: number): RateDecision => ({
     allowed: true,
@@ -112,10 +115,6 @@ export function createRateLimits(opts: RateLimitOptions): RateLimits {
     rejections[bucket]++;
     return { allowed: false, bucket, limit: points, remaining: 0, resetSeconds: Math.max(1, Math.ceil(msBeforeNext / 1000)), windowSeconds };
   };
-  const stores = Object.fromEntries((Object.keys(limiters) as Bucket[]).map((bucket) => [bucket, memoryStoreOf(limiters[bucket].limiter)])) as Record<
-    Bucket,
-    MemoryStore | undefined
-  >;
 
   return {
     windowSeconds,
@@ -132,9 +131,8 @@ export function createRateLimits(opts: RateLimitOptions): RateLimits {
       );
     },
     consumeNow(bucket, ip) {
-      const store = stores[bucket];
+      const { limiter, points, store } = limiters[bucket];
       if (!store) return undefined;
-      const { limiter, points } = limiters[bucket];
       // What RateLimiterMemory.consume does (no block duration, not spread evenly), without
       // the promise around it.
       const res = store.incrby(limiter.getKey(ip), 1, windowSeconds);
