@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { ConfigError } from './config/config.ts';
 import { isDatabaseUnavailable } from './db/unavailable.ts';
 import { projectPath } from './util/project-file.ts';
+import { keepTickObjectShape } from './util/tick-shape.ts';
 
 /** Exit status of a command that met an unreachable database: try again later (sysexits' EX_TEMPFAIL). */
 const EXIT_TEMPORARY_FAILURE = 75;
@@ -54,7 +55,10 @@ async function main(argv: string[]): Promise<number> {
     console.error(`catalog: unknown command '${name}'\n\n${usage()}`);
     return 2;
   }
-  if (!LONG_RUNNING.has(name)) {
+  if (LONG_RUNNING.has(name)) {
+    // Before anything schedules work: keeps every later `process.nextTick` fast (see the module).
+    keepTickObjectShape();
+  } else {
     // A one-off command stopped by a signal exits at once; the 'exit' event still fires, so an
     // embedded PostgreSQL it started is told to stop, and an open transaction rolls back.
     for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]] as const) {
