@@ -17,6 +17,7 @@ import type { Readiness } from './http/operations.ts';
 import { connectRedis, createRateLimits, type RateLimits } from './http/rate-limit.ts';
 import { createChangeFeed, type ChangeFeed } from './read/change-feed.ts';
 import { createProjectionMirror, type ProjectionMirror } from './read/projection-mirror.ts';
+import type { SnapshotPrefetch } from './read/snapshot-file.ts';
 import { createReadService, type ReadService } from './read/read-service.ts';
 import { createSearchIndex } from './search/index.ts';
 import { EmbeddedSearchIndex } from './search/embedded/embedded-search-index.ts';
@@ -119,6 +120,8 @@ export interface StartOptions {
    * (it is started again in place first); the process should then stop with a failure status.
    */
   onDatabaseLost?: (err: Error) => void;
+  /** A read of the local snapshot copy begun when the process started (src/read/snapshot-file.ts). */
+  snapshotPrefetch?: Promise<SnapshotPrefetch | undefined>;
 }
 
 /** /readyz answers within this (plus a little) even when the database hangs. */
@@ -194,6 +197,7 @@ export async function startService(config: Config, opts: StartOptions): Promise<
       connectionString: database.connectionString,
       ...(embeddedIndex && { embeddedIndex, searchFields: embeddedIndex.searchableFields }),
       snapshotCacheDir: config.snapshotCacheDir,
+      ...(opts.snapshotPrefetch && { snapshotPrefetch: opts.snapshotPrefetch }),
       log: logger.child({ component: 'mirror' }),
     });
     await mirror.start();

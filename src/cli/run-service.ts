@@ -2,6 +2,7 @@ import closeWithGrace from 'close-with-grace';
 import { openDatabase, superviseEmbedded } from '../db/open.ts';
 import { configFromArgs, parseCommandArgs } from './common.ts';
 import { createLogger, logIsPretty } from '../util/logger.ts';
+import { prefetchSnapshot } from '../read/snapshot-file.ts';
 
 /** Starts the service, prints where it listens, and stops it cleanly on SIGINT/SIGTERM. */
 export async function runService(args: string[], help: string, opts: { projector: boolean; demoFlag: boolean }): Promise<number> {
@@ -28,6 +29,9 @@ export async function runService(args: string[], help: string, opts: { projector
     }),
   });
   opening.catch(() => undefined);
+  // This host's copy of the catalog is read on libuv's threads meanwhile too; the database
+  // then says whether it is the snapshot to load.
+  const snapshotPrefetch = config.snapshotCacheDir ? prefetchSnapshot(config.snapshotCacheDir) : undefined;
   const { startService } = await import('../service.ts');
   const database = await opening;
   let service;
@@ -37,6 +41,7 @@ export async function runService(args: string[], help: string, opts: { projector
       demo: opts.demoFlag && !(parsed.values as Record<string, unknown>)['no-demo'],
       logger,
       database,
+      ...(snapshotPrefetch && { snapshotPrefetch }),
     });
   } catch (err) {
     await database.close();

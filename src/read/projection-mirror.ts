@@ -9,6 +9,7 @@ import { compareListing } from '../search/embedded/listing-positions.ts';
 import type { ChangeLogPosition } from './feed-cursor.ts';
 import { Snapshot, SnapshotBuilder, type SnapshotRow } from './snapshot.ts';
 import { buildSnapshotFromRows, latestSnapshot, LocalSnapshotCache, readSnapshotBytes, SNAPSHOT_COLUMNS, type SnapshotInfo } from './snapshot-store.ts';
+import type { SnapshotPrefetch } from './snapshot-file.ts';
 
 /**
  * This process's copy of the projection: every live product's stored JSON, found by id and by
@@ -105,6 +106,8 @@ export interface ProjectionMirrorOptions {
   searchFields?: readonly (keyof SearchDocument)[];
   /** Folder for the local copy of the snapshot; undefined keeps none. */
   snapshotCacheDir?: string;
+  /** A read of that folder's newest copy begun as the process started; used if it is the snapshot to load. */
+  snapshotPrefetch?: Promise<SnapshotPrefetch | undefined>;
   pollMs?: number;
   log?: { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
 }
@@ -156,7 +159,7 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
   const { pool, embeddedIndex } = opts;
   const pollMs = opts.pollMs ?? 1000;
   const withSearch = embeddedIndex !== undefined;
-  const cache = opts.snapshotCacheDir ? new LocalSnapshotCache(opts.snapshotCacheDir) : undefined;
+  const cache = opts.snapshotCacheDir ? new LocalSnapshotCache(opts.snapshotCacheDir, opts.snapshotPrefetch) : undefined;
   let snapshot: Snapshot = EMPTY;
   /** Snapshot positions replaced or removed since the snapshot (1 = gone). */
   let gone = new Uint8Array(0);

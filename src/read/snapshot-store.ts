@@ -1,12 +1,12 @@
-import { mkdir, open, readdir, rename, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
-import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { to as copyTo } from 'pg-copy-streams';
 import type { Pool, PoolClient } from '../db/pool.ts';
 import type { SearchDocument } from '../search/port.ts';
 import { SEARCH_COLUMNS } from '../search/search-row.ts';
-import type { Snapshot} from './snapshot.ts';
+import type { Snapshot } from './snapshot.ts';
+import { readWholeFile, snapshotBuffer, SNAPSHOT_FILE_SUFFIX, type SnapshotPrefetch } from './snapshot-file.ts';
 import { LISTING_ORDER_SQL, SNAPSHOT_FORMAT, SnapshotBuilder, type SnapshotRow } from './snapshot.ts';
 
 /**
@@ -37,10 +37,6 @@ export async function latestSnapshot(db: Queryable, search: boolean): Promise<Sn
   return row && { id: row.id, version: Number(row.version), size: Number(row.size), listings: Number(row.listings), search };
 }
 
-/** A buffer whose start is 8-byte aligned, as snapshot views need. */
-function alignedBuffer(size: number): Buffer {
-  return Buffer.allocUnsafeSlow(size);
-}
 
 /**
  * Reads a snapshot's bytes with COPY in binary format: the parts arrive as raw bytes (a plain
@@ -48,7 +44,7 @@ function alignedBuffer(size: number): Buffer {
  */
 export async function readSnapshotBytes(client: PoolClient, info: SnapshotInfo): Promise<Buffer> {
   if (!/^[0-9a-f-]{36}$/.test(info.id)) throw new Error(`invalid snapshot id ${info.id}`);
-  const out = alignedBuffer(info.size);
+  const out = snapshotBuffer(info.size);
   const stream = client.query(copyTo(`COPY (SELECT bytes FROM projection.snapshot_parts WHERE snapshot = '${info.id}' ORDER BY part) TO STDOUT (FORMAT binary)`));
   // COPY binary: 11-byte signature, flags (4), extension length (4) + extension; then per row a
   // field count (int16), the value's length (int32) and its bytes; -1 as field count ends it.
@@ -156,46 +152,29 @@ export async function buildCurrentSnapshot(pool: Pool, searchFields: readonly (k
  * snapshots are removed once a newer one is written, and any file unused for a day.
  */
 export class LocalSnapshotCache {
-  constructor(private readonly dir: string) {}
+  constructor(
+    private readonly dir: string,
+    /** A read of the newest local copy begun as the process started (snapshot-file.ts). */
+    private prefetch?: Promise<SnapshotPrefetch | undefined>,
+  ) {}
 
   private file(info: SnapshotInfo): string {
-    return path.join(this.dir, `${info.id}.snapshot`);
+    return path.join(this.dir, `${info.id}${SNAPSHOT_FILE_SUFFIX}`);
   }
 
   /**
-   * The snapshot's bytes when this host has them. Read in a few parts at once on libuv's
-   * threads: most of the time goes to the kernel giving the new buffer its pages (on this
-   * machine about 3 ms per MB), which threads share out over the cores; the main thread meanwhile
-   * goes on with the service's other start-up work.
+   * The snapshot's bytes when this host has them: those of the read begun at start
+   * (`prefetch`) when it was of this snapshot, else the file read now.
    */
   async read(info: SnapshotInfo): Promise<Buffer | undefined> {
-    let handle: FileHandle;
-    try {
-      handle = await open(this.file(info), 'r');
-    } catch {
-      return undefined;
+    const early = await this.prefetch;
+    // Used once: a later read (a newer snapshot) reads its own file, and unused bytes are let go.
+    this.prefetch = undefined;
+    if (early && early.id === info.id && early.size === info.size) {
+      const bytes = await early.bytes;
+      if (bytes) return bytes;
     }
-    try {
-      if ((await handle.stat()).size !== info.size) return undefined;
-      const out = alignedBuffer(info.size);
-      const parts = Math.max(2, Math.min(4, availableParallelism()));
-      const step = Math.ceil(info.size / parts);
-      const complete = await Promise.all(
-        Array.from({ length: parts }, async (_, i) => {
-          const end = Math.min(info.size, (i + 1) * step);
-          let at = i * step;
-          while (at < end) {
-            const { bytesRead } = await handle.read(out, at, Math.min(end - at, 1 << 30), at);
-            if (bytesRead === 0) return false;
-            at += bytesRead;
-          }
-          return true;
-        }),
-      );
-      return complete.every(Boolean) ? out : undefined;
-    } finally {
-      await handle.close();
-    }
+    return readWholeFile(this.file(info), info.size);
   }
 
   /** Keeps a copy (written aside, then renamed into place), and removes older ones. */
@@ -215,7 +194,7 @@ export class LocalSnapshotCache {
         // Another process's copy may still be read for a moment: only snapshots older than a
         // minute go (a process reading one has its file open), and anything unused for a day.
         const s = await stat(full);
-        if (s.mtimeMs < dayAgo || (name.endsWith('.snapshot') && s.mtimeMs < Date.now() - 60_000)) await rm(full, { force: true });
+        if (s.mtimeMs < dayAgo || (name.endsWith(SNAPSHOT_FILE_SUFFIX) && s.mtimeMs < Date.now() - 60_000)) await rm(full, { force: true });
       } catch {
         // gone already
       }

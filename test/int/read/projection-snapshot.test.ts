@@ -1,4 +1,5 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +7,7 @@ import { createProjector, type Projector } from '../../../projector/projector.ts
 import { etagOf } from '../../../src/read/etag.ts';
 import { createProjectionMirror, type ProjectionMirror } from '../../../src/read/projection-mirror.ts';
 import { createReadService } from '../../../src/read/read-service.ts';
+import { prefetchSnapshot, type SnapshotPrefetch } from '../../../src/read/snapshot-file.ts';
 import { EmbeddedSearchIndex } from '../../../src/search/embedded/embedded-search-index.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { insertCategory, insertListings, updateListing, type ListingInput } from '../../helpers/write-model.ts';
@@ -25,13 +27,14 @@ let cacheDir: string;
 const ids: string[] = [];
 const opened: ProjectionMirror[] = [];
 
-async function mirror(opts: { cache?: string; search?: boolean } = {}) {
+async function mirror(opts: { cache?: string; search?: boolean; prefetch?: Promise<SnapshotPrefetch | undefined> } = {}) {
   const index = opts.search === false ? undefined : new EmbeddedSearchIndex();
   const m = createProjectionMirror({
     pool: db.pool,
     connectionString: db.url,
     ...(index && { embeddedIndex: index, searchFields: index.searchableFields }),
     ...(opts.cache && { snapshotCacheDir: opts.cache }),
+    ...(opts.prefetch && { snapshotPrefetch: opts.prefetch }),
     pollMs: 100,
   });
   await m.start();
@@ -171,6 +174,40 @@ describe('projection snapshots', () => {
     const catalogOnly = await mirror({ search: false });
     expect(catalogOnly.mirror.loadedFrom).toMatch(/rows/);
     expect(catalogOnly.mirror.productBySlug('listing-1')!.bytes.toString()).toBe(fromRows.mirror.productBySlug('listing-1')!.bytes.toString());
+  });
+
+  it('a read of the local copy begun at start is used when it is the snapshot to load, and a newer stray file is not', async () => {
+    const ownCache = await mkdtemp(path.join(os.tmpdir(), 'catalog-snapshot-prefetch-'));
+    try {
+      await mirror({ cache: ownCache });
+      await until('the local copy is written', async () => (await readdir(ownCache)).some((f) => f.endsWith('.snapshot')));
+      const [copy] = (await readdir(ownCache)).filter((f) => f.endsWith('.snapshot'));
+
+      // Read early, then the file goes: the process can only have had the bytes from that read.
+      const early = prefetchSnapshot(ownCache);
+      expect((await early)?.id).toBe(copy!.replace(/\.snapshot$/, ''));
+      const bytes = await (await early)!.bytes;
+      expect(bytes?.length).toBeGreaterThan(0);
+      await rm(path.join(ownCache, copy!));
+      const fromEarlyRead = await mirror({ cache: ownCache, prefetch: early });
+      expect(fromEarlyRead.mirror.loadedFrom).toMatch(/local copy/);
+      await expectSameAnswers(fromEarlyRead, fromRows);
+
+      // A newer file of a snapshot the database does not name is read early but not used.
+      await writeFile(path.join(ownCache, copy!), bytes!);
+      await new Promise((resolve) => setTimeout(resolve, 20)); // a later modification time
+      await writeFile(path.join(ownCache, `${randomUUID()}.snapshot`), Buffer.alloc(4096, 7));
+      const stray = prefetchSnapshot(ownCache);
+      expect((await stray)?.id).not.toBe(copy!.replace(/\.snapshot$/, ''));
+      const besideStray = await mirror({ cache: ownCache, prefetch: stray });
+      expect(besideStray.mirror.loadedFrom).toMatch(/local copy/);
+      await expectSameAnswers(besideStray, fromRows);
+
+      // An empty folder: nothing to read early.
+      expect(await prefetchSnapshot(await mkdtemp(path.join(os.tmpdir(), 'catalog-snapshot-none-')))).toBeUndefined();
+    } finally {
+      await rm(ownCache, { recursive: true, force: true });
+    }
   });
 
   it('changes after the snapshot show at once, and answers stay those of a process that read the rows', async () => {
