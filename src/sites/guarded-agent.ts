@@ -2,7 +2,7 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
 import type { SecureContextOptions } from 'node:tls';
-import { Agent, buildConnector } from 'undici';
+import type { Agent, buildConnector } from 'undici';
 import { judgeAddress, type AddressRange } from './address-policy.ts';
 
 /**
@@ -110,7 +110,12 @@ export function refuseLiteralHost(hostname: string, allowLoopback: boolean): Blo
   return verdict.allowed ? null : new BlockedAddressError(host, host, verdict.range, verdict.reason);
 }
 
-export function createGuardedAgent(opts: GuardedAgentOptions = {}): Agent {
+/**
+ * The guarded Agent. undici is loaded here, on the first call, not when the service starts: only
+ * makers' submissions, badge checks and OAuth client documents fetch anything.
+ */
+export async function createGuardedAgent(opts: GuardedAgentOptions = {}): Promise<Agent> {
+  const { Agent, buildConnector } = await import('undici');
   const allowLoopback = opts.allowLoopback ?? false;
   const base = buildConnector({
     timeout: opts.connectTimeoutMs ?? 10_000,

@@ -2,7 +2,8 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream';
 import { TransformStream, type ReadableStream } from 'node:stream/web';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
-import { fetch as undiciFetch, Headers, request, Response, type Agent, type HeadersInit, type RequestInit } from 'undici';
+import type * as Undici from 'undici';
+import type { Agent, Headers, HeadersInit, RequestInit, Response } from 'undici';
 import {
   BlockedAddressError,
   createGuardedAgent,
@@ -11,6 +12,14 @@ import {
   type GuardedAgentOptions,
 } from './guarded-agent.ts';
 import { SiteFetchError } from './site-fetch-error.ts';
+
+
+type UndiciModule = typeof Undici;
+let undiciModule: Promise<UndiciModule> | undefined;
+/** undici, loaded on the first fetch: a process that never fetches a site never loads it. */
+function undici(): Promise<UndiciModule> {
+  return (undiciModule ??= import('undici'));
+}
 
 /**
  * Fetching makers' websites without letting a URL reach inside our own network.
@@ -261,7 +270,9 @@ export function createSiteFetcher(opts: SiteFetcherOptions = {}): SiteFetcher {
   const maxBodyBytes = opts.maxBodyBytes ?? SITE_FETCH_LIMITS.maxBodyBytes;
   const maxRedirects = opts.maxRedirects ?? SITE_FETCH_LIMITS.maxRedirects;
   const allowLoopback = opts.allowLoopback ?? false;
-  const agent = createGuardedAgent({ ...opts, connectTimeoutMs: opts.connectTimeoutMs ?? timeoutMs });
+  // Made on the first fetch (undici is loaded then); `close` before any fetch has nothing to close.
+  let agent: Promise<Agent> | undefined;
+  const guardedAgent = () => (agent ??= createGuardedAgent({ ...opts, connectTimeoutMs: opts.connectTimeoutMs ?? timeoutMs }));
 
   async function fetchOnce(input: string, fo: FetchOptions): Promise<FetchedResource> {
     const kind = fo.kind ?? 'html';
@@ -276,8 +287,9 @@ export function createSiteFetcher(opts: SiteFetcherOptions = {}): SiteFetcher {
         const literal = refuseLiteralHost(current.hostname, allowLoopback);
         if (literal) throw blocked(current.href, literal);
         phase = 'connect';
+        const [{ request }, dispatcher] = await Promise.all([undici(), guardedAgent()]);
         const res = await request(current, {
-          dispatcher: agent,
+          dispatcher,
           method: 'GET',
           signal,
           headers: {
@@ -327,7 +339,9 @@ export function createSiteFetcher(opts: SiteFetcherOptions = {}): SiteFetcher {
 
   return {
     fetch: (url, fo = {}) => fetchOnce(url, fo),
-    close: () => agent.close(),
+    close: async () => {
+      if (agent) await (await agent).close();
+    },
   };
 }
 
@@ -352,7 +366,7 @@ export type GuardedFetch = (input: string | URL, init?: GuardedFetchInit) => Pro
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
 /** Copies headers from another fetch implementation's Headers (or a Map) into undici's. */
-function undiciHeaders(headers: HeadersLike | undefined): Headers {
+function undiciHeaders(Headers: UndiciModule['Headers'], headers: HeadersLike | undefined): Headers {
   if (headers === undefined || headers instanceof Headers || Array.isArray(headers)) return new Headers(headers);
   const forEach = (headers as { forEach?: unknown }).forEach;
   if (typeof forEach !== 'function') return new Headers(headers as HeadersInit);
@@ -374,7 +388,8 @@ export function createGuardedFetch(opts: GuardedFetchOptions = {}): GuardedFetch
   const timeoutMs = opts.timeoutMs ?? SITE_FETCH_LIMITS.timeoutMs;
   const maxBodyBytes = opts.maxBodyBytes ?? SITE_FETCH_LIMITS.maxBodyBytes;
   const allowLoopback = opts.allowLoopback ?? false;
-  const agent = opts.agent ?? createGuardedAgent({ ...opts, connectTimeoutMs: opts.connectTimeoutMs ?? timeoutMs });
+  let agent: Promise<Agent> | undefined;
+  const guardedAgent = () => (agent ??= opts.agent ? Promise.resolve(opts.agent) : createGuardedAgent({ ...opts, connectTimeoutMs: opts.connectTimeoutMs ?? timeoutMs }));
 
   return async (input, init = {}) => {
     const url = checkFetchUrl(input);
@@ -384,9 +399,10 @@ export function createGuardedFetch(opts: GuardedFetchOptions = {}): GuardedFetch
     const own = init.signal ?? undefined;
     const signal = own ? AbortSignal.any([own, deadline]) : deadline;
     const { dispatcher: _theirs, headers, ...rest } = init;
+    const [{ fetch: undiciFetch, Headers, Response }, dispatcher] = await Promise.all([undici(), guardedAgent()]);
     let res: Response;
     try {
-      res = await undiciFetch(url, { ...rest, headers: undiciHeaders(headers), redirect: 'manual', signal, dispatcher: agent });
+      res = await undiciFetch(url, { ...rest, headers: undiciHeaders(Headers, headers), redirect: 'manual', signal, dispatcher });
     } catch (err) {
       if (own?.aborted) throw own.reason;
       if (deadline.aborted) throw timeoutError(url.href, timeoutMs);
