@@ -167,14 +167,17 @@ export class LocalSnapshotCache {
    * (`prefetch`) when it was of this snapshot, else the file read now.
    */
   async read(info: SnapshotInfo): Promise<Buffer | undefined> {
+    return (await this.prefetched(info)) ?? readWholeFile(this.file(info), info.size);
+  }
+
+  /**
+   * The early read's bytes when it was of this snapshot. Used once: a later read (a newer
+   * snapshot) reads its own file, and bytes of another snapshot are let go before that read.
+   */
+  private async prefetched(info: SnapshotInfo): Promise<Buffer | undefined> {
     const early = await this.prefetch;
-    // Used once: a later read (a newer snapshot) reads its own file, and unused bytes are let go.
     this.prefetch = undefined;
-    if (early && early.id === info.id && early.size === info.size) {
-      const bytes = await early.bytes;
-      if (bytes) return bytes;
-    }
-    return readWholeFile(this.file(info), info.size);
+    return early && early.id === info.id && early.size === info.size ? early.bytes : undefined;
   }
 
   /** Keeps a copy (written aside, then renamed into place), and removes older ones. */
