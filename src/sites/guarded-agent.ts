@@ -2,6 +2,7 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
 import type { SecureContextOptions } from 'node:tls';
+import type * as Undici from 'undici';
 import type { Agent, buildConnector } from 'undici';
 import { judgeAddress, type AddressRange } from './address-policy.ts';
 
@@ -110,12 +111,21 @@ export function refuseLiteralHost(hostname: string, allowLoopback: boolean): Blo
   return verdict.allowed ? null : new BlockedAddressError(host, host, verdict.range, verdict.reason);
 }
 
+let undiciModule: Promise<typeof Undici> | undefined;
+
 /**
- * The guarded Agent. undici is loaded here, on the first call, not when the service starts: only
- * makers' submissions, badge checks and OAuth client documents fetch anything.
+ * undici, loaded on first use rather than when the service starts: only makers' submissions,
+ * badge checks and OAuth client documents fetch anything. It is a CommonJS package: from the
+ * bundle (dist/) its exports are the namespace's `default`, from the sources Node also lists
+ * them by name.
  */
+export function loadUndici(): Promise<typeof Undici> {
+  return (undiciModule ??= import('undici').then((ns) => (ns as unknown as { default?: typeof Undici }).default ?? ns));
+}
+
+/** The guarded Agent (undici is loaded on the first call). */
 export async function createGuardedAgent(opts: GuardedAgentOptions = {}): Promise<Agent> {
-  const { Agent, buildConnector } = await import('undici');
+  const { Agent, buildConnector } = await loadUndici();
   const allowLoopback = opts.allowLoopback ?? false;
   const base = buildConnector({
     timeout: opts.connectTimeoutMs ?? 10_000,

@@ -8,18 +8,13 @@ import {
   BlockedAddressError,
   createGuardedAgent,
   HostLookupError,
+  loadUndici,
   refuseLiteralHost,
   type GuardedAgentOptions,
 } from './guarded-agent.ts';
 import { SiteFetchError } from './site-fetch-error.ts';
 
-
 type UndiciModule = typeof Undici;
-let undiciModule: Promise<UndiciModule> | undefined;
-/** undici, loaded on the first fetch: a process that never fetches a site never loads it. */
-function undici(): Promise<UndiciModule> {
-  return (undiciModule ??= import('undici'));
-}
 
 /**
  * Fetching makers' websites without letting a URL reach inside our own network.
@@ -287,7 +282,7 @@ export function createSiteFetcher(opts: SiteFetcherOptions = {}): SiteFetcher {
         const literal = refuseLiteralHost(current.hostname, allowLoopback);
         if (literal) throw blocked(current.href, literal);
         phase = 'connect';
-        const [{ request }, dispatcher] = await Promise.all([undici(), guardedAgent()]);
+        const [{ request }, dispatcher] = await Promise.all([loadUndici(), guardedAgent()]);
         const res = await request(current, {
           dispatcher,
           method: 'GET',
@@ -399,7 +394,7 @@ export function createGuardedFetch(opts: GuardedFetchOptions = {}): GuardedFetch
     const own = init.signal ?? undefined;
     const signal = own ? AbortSignal.any([own, deadline]) : deadline;
     const { dispatcher: _theirs, headers, ...rest } = init;
-    const [{ fetch: undiciFetch, Headers, Response }, dispatcher] = await Promise.all([undici(), guardedAgent()]);
+    const [{ fetch: undiciFetch, Headers, Response }, dispatcher] = await Promise.all([loadUndici(), guardedAgent()]);
     let res: Response;
     try {
       res = await undiciFetch(url, { ...rest, headers: undiciHeaders(Headers, headers), redirect: 'manual', signal, dispatcher });
