@@ -37,7 +37,6 @@ export async function latestSnapshot(db: Queryable, search: boolean): Promise<Sn
   return row && { id: row.id, version: Number(row.version), size: Number(row.size), listings: Number(row.listings), search };
 }
 
-
 /**
  * Reads a snapshot's bytes with COPY in binary format: the parts arrive as raw bytes (a plain
  * query would send bytea as hex text, twice the bytes, decoded again here).
