@@ -14,7 +14,14 @@ import {
 } from './guarded-agent.ts';
 import { SiteFetchError } from './site-fetch-error.ts';
 
-type UndiciModule = typeof Undici;
+/**
+ * The guarded Agent a fetcher uses, made on its first fetch (undici is loaded then), once; a
+ * fetcher closed before any fetch has nothing to close.
+ */
+function lazyAgent(make: () => Promise<Agent>): { get: () => Promise<Agent>; made: () => Promise<Agent> | undefined } {
+  let agent: Promise<Agent> | undefined;
+  return { get: () => (agent ??= make()), made: () => agent };
+}
 
 /**
  * Fetching makers' websites without letting a URL reach inside our own network.
@@ -265,9 +272,7 @@ export function createSiteFetcher(opts: SiteFetcherOptions = {}): SiteFetcher {
   const maxBodyBytes = opts.maxBodyBytes ?? SITE_FETCH_LIMITS.maxBodyBytes;
   const maxRedirects = opts.maxRedirects ?? SITE_FETCH_LIMITS.maxRedirects;
   const allowLoopback = opts.allowLoopback ?? false;
-  // Made on the first fetch (undici is loaded then); `close` before any fetch has nothing to close.
-  let agent: Promise<Agent> | undefined;
-  const guardedAgent = () => (agent ??= createGuardedAgent({ ...opts, connectTimeoutMs: opts.connectTimeoutMs ?? timeoutMs }));
+  const agent = lazyAgent(() => createGuardedAgent({ ...opts, connectTimeoutMs: opts.connectTimeoutMs ?? timeoutMs }));
 
   async function fetchOnce(input: string, fo: FetchOptions): Promise<FetchedResource> {
     const kind = fo.kind ?? 'html';
@@ -282,7 +287,7 @@ export function createSiteFetcher(opts: SiteFetcherOptions = {}): SiteFetcher {
         const literal = refuseLiteralHost(current.hostname, allowLoopback);
         if (literal) throw blocked(current.href, literal);
         phase = 'connect';
-        const [{ request }, dispatcher] = await Promise.all([loadUndici(), guardedAgent()]);
+        const [{ request }, dispatcher] = await Promise.all([loadUndici(), agent.get()]);
         const res = await request(current, {
           dispatcher,
           method: 'GET',
@@ -335,7 +340,7 @@ export function createSiteFetcher(opts: SiteFetcherOptions = {}): SiteFetcher {
   return {
     fetch: (url, fo = {}) => fetchOnce(url, fo),
     close: async () => {
-      if (agent) await (await agent).close();
+      await (await agent.made())?.close();
     },
   };
 }
@@ -361,7 +366,7 @@ export type GuardedFetch = (input: string | URL, init?: GuardedFetchInit) => Pro
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
 /** Copies headers from another fetch implementation's Headers (or a Map) into undici's. */
-function undiciHeaders(Headers: UndiciModule['Headers'], headers: HeadersLike | undefined): Headers {
+function undiciHeaders(Headers: typeof Undici.Headers, headers: HeadersLike | undefined): Headers {
   if (headers === undefined || headers instanceof Headers || Array.isArray(headers)) return new Headers(headers);
   const forEach = (headers as { forEach?: unknown }).forEach;
   if (typeof forEach !== 'function') return new Headers(headers as HeadersInit);
@@ -383,8 +388,7 @@ export function createGuardedFetch(opts: GuardedFetchOptions = {}): GuardedFetch
   const timeoutMs = opts.timeoutMs ?? SITE_FETCH_LIMITS.timeoutMs;
   const maxBodyBytes = opts.maxBodyBytes ?? SITE_FETCH_LIMITS.maxBodyBytes;
   const allowLoopback = opts.allowLoopback ?? false;
-  let agent: Promise<Agent> | undefined;
-  const guardedAgent = () => (agent ??= opts.agent ? Promise.resolve(opts.agent) : createGuardedAgent({ ...opts, connectTimeoutMs: opts.connectTimeoutMs ?? timeoutMs }));
+  const agent = lazyAgent(async () => opts.agent ?? createGuardedAgent({ ...opts, connectTimeoutMs: opts.connectTimeoutMs ?? timeoutMs }));
 
   return async (input, init = {}) => {
     const url = checkFetchUrl(input);
@@ -394,7 +398,7 @@ export function createGuardedFetch(opts: GuardedFetchOptions = {}): GuardedFetch
     const own = init.signal ?? undefined;
     const signal = own ? AbortSignal.any([own, deadline]) : deadline;
     const { dispatcher: _theirs, headers, ...rest } = init;
-    const [{ fetch: undiciFetch, Headers, Response }, dispatcher] = await Promise.all([loadUndici(), guardedAgent()]);
+    const [{ fetch: undiciFetch, Headers, Response }, dispatcher] = await Promise.all([loadUndici(), agent.get()]);
     let res: Response;
     try {
       res = await undiciFetch(url, { ...rest, headers: undiciHeaders(Headers, headers), redirect: 'manual', signal, dispatcher });
