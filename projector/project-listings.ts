@@ -1,4 +1,4 @@
-import { recomputeCategoryCounts } from './category-counts.ts';
+import { applyCategoryMoves } from './category-counts.ts';
 import { catalogDifferences, recordChanges } from './change-log.ts';
 import { loadListings, type ListingRow, type Queryable } from './listing-source.ts';
 import type { ProjectorLog } from '../src/util/log.ts';
@@ -86,10 +86,12 @@ export async function projectListings(db: Queryable, input: ProjectListingsInput
     ),
   );
 
-  const categories = new Set(input.categorySlugs);
-  for (const r of before) if (r.category !== null) categories.add(r.category);
-  for (const d of live) if (d.product.category !== null) categories.add(d.product.category);
-  await recomputeCategoryCounts(db, [...categories], input.siteUrl, version);
+  await applyCategoryMoves(
+    db,
+    { left: before.map((r) => r.category), entered: live.map((d) => d.product.category), recount: input.categorySlugs },
+    input.siteUrl,
+    version,
+  );
   await notifyProjectionChanged(db, version);
   return { version, live, gone };
 }
