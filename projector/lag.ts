@@ -16,9 +16,13 @@ export interface ProjectionLag {
  */
 export async function projectionLag(pool: Pool): Promise<ProjectionLag> {
   const { rows } = await pool.query<{ n: number; age: number | null }>(
-    `SELECT count(*)::int AS n, EXTRACT(epoch FROM now() - min(o.created_at))::float8 AS age
-       FROM catalog.outbox o, projection.checkpoints c
-      WHERE c.name = 'search' AND (o.txid, o.seq) > (c.txid, c.seq)`,
+    // Counted per checkpoint (a lateral subquery): the outbox keeps a day of rows, and a row
+    // comparison with a joined checkpoint would read every one of them.
+    `SELECT later.n, later.age
+       FROM projection.checkpoints c
+       CROSS JOIN LATERAL (SELECT count(*)::int AS n, EXTRACT(epoch FROM now() - min(o.created_at))::float8 AS age
+                             FROM catalog.outbox o WHERE (o.txid, o.seq) > (c.txid, c.seq)) later
+      WHERE c.name = 'search'`,
   );
   const row = rows[0];
   return { unprojectedRows: row?.n ?? 0, oldestUnprojectedAgeSeconds: Math.max(0, row?.age ?? 0) };
@@ -45,7 +49,9 @@ export async function blockingTransaction(db: Queryable, minAgeSeconds: number):
         AND a.datname = current_database()
         AND a.backend_type <> 'autovacuum worker'
         AND a.xact_start < now() - make_interval(secs => $1)
-        AND EXISTS (SELECT 1 FROM catalog.outbox o WHERE o.txid >= ${OUTBOX_HORIZON})
+        -- The first such row in the index's order: an EXISTS would be planned as a scan of
+        -- every row the outbox keeps (a day's, a million after a large import).
+        AND (SELECT o.txid FROM catalog.outbox o WHERE o.txid >= ${OUTBOX_HORIZON} ORDER BY o.txid LIMIT 1) IS NOT NULL
       ORDER BY age(a.backend_xid) DESC
       LIMIT 1`,
     [minAgeSeconds],

@@ -28,6 +28,16 @@ export const OUTBOX_HORIZON = `(SELECT COALESCE(
     pg_snapshot_xmax(snap.s))
   FROM (SELECT pg_current_snapshot() AS s) snap)`;
 
+/**
+ * A lateral subquery for `FROM projection.checkpoints c CROSS JOIN LATERAL (…)`: the first
+ * outbox row after checkpoint `c` that also meets `condition`, if any. The outbox keeps a day of
+ * rows (a million after a large import): compared with a joined checkpoint row by row, every
+ * row is read; asked per checkpoint, in the index's order, only the rows after it are.
+ */
+export function firstOutboxRowAfterCheckpoint(condition = 'true'): string {
+  return `SELECT 1 FROM catalog.outbox o WHERE (o.txid, o.seq) > (c.txid, c.seq) AND ${condition} ORDER BY o.txid, o.seq LIMIT 1`;
+}
+
 export type CheckpointName = 'projection' | 'search';
 
 export async function readCheckpoint(db: Queryable, name: CheckpointName): Promise<OutboxPosition> {

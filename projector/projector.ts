@@ -7,7 +7,7 @@ import { createLeadership } from '../src/db/leadership.ts';
 import { createOutboxListener } from './listener.ts';
 import { PROJECTION_WRITE_LOCK } from '../src/db/locks.ts';
 import { silentLog, type ProjectorLog } from '../src/util/log.ts';
-import { OUTBOX_HORIZON, readCheckpoint, readCommittedOutbox, writeCheckpoint } from './outbox-reader.ts';
+import { firstOutboxRowAfterCheckpoint, OUTBOX_HORIZON, readCheckpoint, readCommittedOutbox, writeCheckpoint } from './outbox-reader.ts';
 import { utcDate } from './product-document.ts';
 import { projectListings } from './project-listings.ts';
 import { lapsedPromoIds, msUntilNextUtcMidnight } from './promo-lapse.ts';
@@ -89,6 +89,7 @@ export function createProjector(opts: ProjectorOptions): Projector {
   let acquiring = false;
   let heldBackTimer: NodeJS.Timeout | undefined;
   let heldBackDelay = 0;
+  let catchingUp = false;
 
   const leadership = createLeadership(opts.connectionString, {
     log,
@@ -196,8 +197,8 @@ export function createProjector(opts: ProjectorOptions): Projector {
    */
   async function retrySoonIfHeldBack(): Promise<void> {
     const { rows } = await db().query<{ held: boolean }>(
-      `SELECT EXISTS (SELECT 1 FROM catalog.outbox o, projection.checkpoints c
-                       WHERE c.name = 'projection' AND (o.txid, o.seq) > (c.txid, c.seq)) AS held`,
+      `SELECT EXISTS (SELECT 1 FROM projection.checkpoints c CROSS JOIN LATERAL (${firstOutboxRowAfterCheckpoint()}) later
+                       WHERE c.name = 'projection') AS held`,
     );
     if (!rows[0]?.held) {
       heldBackDelay = 0;
@@ -213,7 +214,9 @@ export function createProjector(opts: ProjectorOptions): Projector {
 
   async function housekeeping(): Promise<void> {
     const t = Date.now();
-    if (t - lastPrune >= PRUNE_EVERY_MS) {
+    // Pruning waits for the first poll after catching up: a process starting waits for nothing
+    // it does not need.
+    if (!catchingUp && t - lastPrune >= PRUNE_EVERY_MS) {
       lastPrune = t;
       const pruned = await inWriteTransaction(async (client) => {
         const n = await pruneRemoved(client, retentionHours);
@@ -315,14 +318,37 @@ export function createProjector(opts: ProjectorOptions): Projector {
 
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+  /** Projects what was committed before it was called (every change the outbox held then). */
+  async function catchUpTo(): Promise<void> {
+    const { rows } = await db().query<{ horizon: string }>(`SELECT ${OUTBOX_HORIZON}::text AS horizon`);
+    const target = rows[0]!.horizon;
+    for (;;) {
+      if (stopping) throw new Error('projector stopped');
+      // A run under way (the one leading began) is waited for rather than followed by another:
+      // what it left behind, the check below finds.
+      if (leadership.isLeader) await (pumper.current ?? pump());
+      const { rows: pending } = await db().query<{ behind: boolean }>(
+        `SELECT EXISTS (
+           SELECT 1 FROM projection.checkpoints c CROSS JOIN LATERAL (${firstOutboxRowAfterCheckpoint('o.txid < $1::xid8')}) later
+            WHERE c.name = ANY($2::text[])
+         ) OR EXISTS (SELECT 1 FROM projection.products WHERE promo_expires_at < $3::date)
+           OR (SELECT site_url FROM projection.state) IS DISTINCT FROM $4 AS behind`,
+        [target, searchIndex ? ['projection', 'search'] : ['projection'], utcDate(now()), siteUrl],
+      );
+      if (!pending[0]?.behind) return;
+      await sleep(leadership.isLeader ? 10 : 50);
+    }
+  }
+
   return {
     get isLeader() {
       return leadership.isLeader;
     },
     async start() {
       pool = createPool(opts.connectionString, { max: 4, applicationName: 'catalog-projector' });
-      await listener.start();
-      await tryLead();
+      // Both connections are made at once; a change committed before the listener hears is
+      // found by the first run anyway (it reads the outbox from the checkpoint).
+      await Promise.all([listener.start(), tryLead()]);
       if (!leadership.isLeader) log.info({ pid: process.pid }, 'another projector is leading; standing by');
       pollTimer = setInterval(tick, pollMs);
       scheduleMidnight();
@@ -343,21 +369,11 @@ export function createProjector(opts: ProjectorOptions): Projector {
       if (leadership.isLeader) await snapshots.ensure();
     },
     async catchUp() {
-      const { rows } = await db().query<{ horizon: string }>(`SELECT ${OUTBOX_HORIZON}::text AS horizon`);
-      const target = rows[0]!.horizon;
-      for (;;) {
-        if (stopping) throw new Error('projector stopped');
-        if (leadership.isLeader) await pump();
-        const { rows: pending } = await db().query<{ behind: boolean }>(
-          `SELECT EXISTS (
-             SELECT 1 FROM catalog.outbox o, projection.checkpoints c
-              WHERE c.name = ANY($2::text[]) AND (o.txid, o.seq) > (c.txid, c.seq) AND o.txid < $1::xid8
-           ) OR EXISTS (SELECT 1 FROM projection.products WHERE promo_expires_at < $3::date)
-             OR (SELECT site_url FROM projection.state) IS DISTINCT FROM $4 AS behind`,
-          [target, searchIndex ? ['projection', 'search'] : ['projection'], utcDate(now()), siteUrl],
-        );
-        if (!pending[0]?.behind) return;
-        await sleep(leadership.isLeader ? 10 : 50);
+      catchingUp = true;
+      try {
+        await catchUpTo();
+      } finally {
+        catchingUp = false;
       }
     },
   };
