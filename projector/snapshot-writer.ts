@@ -11,7 +11,7 @@ const PART_BYTES = 32 * 1024 * 1024;
  * would hold the projector's outbox horizon back), then one short transaction that marks it
  * complete and drops the snapshots it replaces.
  */
-export async function writeSnapshot(pool: Pool, snapshot: Snapshot, bytes: Buffer = snapshot.encode()): Promise<SnapshotInfo> {
+export async function writeSnapshot(pool: Pool, snapshot: Snapshot, bytes: Buffer = snapshot.encode(), partBytes = PART_BYTES): Promise<SnapshotInfo> {
   const info: SnapshotInfo = { id: randomUUID(), version: snapshot.version, size: bytes.length, listings: snapshot.count, search: snapshot.search !== undefined };
   // Snapshots a crashed writer left incomplete.
   await pool.query(`DELETE FROM projection.snapshots WHERE NOT complete AND created_at < now() - interval '1 hour'`);
@@ -24,8 +24,8 @@ export async function writeSnapshot(pool: Pool, snapshot: Snapshot, bytes: Buffe
     info.search,
   ]);
   try {
-    for (let part = 0, at = 0; at < bytes.length || part === 0; part++, at += PART_BYTES) {
-      await pool.query('INSERT INTO projection.snapshot_parts (snapshot, part, bytes) VALUES ($1, $2, $3)', [info.id, part, bytes.subarray(at, at + PART_BYTES)]);
+    for (let part = 0, at = 0; at < bytes.length || part === 0; part++, at += partBytes) {
+      await pool.query('INSERT INTO projection.snapshot_parts (snapshot, part, bytes) VALUES ($1, $2, $3)', [info.id, part, bytes.subarray(at, at + partBytes)]);
     }
     const client = await pool.connect();
     try {

@@ -37,14 +37,66 @@ export async function latestSnapshot(db: Queryable, search: boolean): Promise<Sn
   return row && { id: row.id, version: Number(row.version), size: Number(row.size), listings: Number(row.listings), search };
 }
 
+/** At most this many connections read a snapshot's parts at once (the transaction's own included). */
+const PART_READERS = 4;
+
 /**
  * Reads a snapshot's bytes with COPY in binary format: the parts arrive as raw bytes (a plain
- * query would send bytea as hex text, twice the bytes, decoded again here).
+ * query would send bytea as hex text, twice the bytes, decoded again here). With a `pool`,
+ * parts are read on up to four connections at once, each in a transaction that imports the
+ * snapshot of `client`'s (which must be REPEATABLE READ and stay open meanwhile), so they all
+ * see the same rows: the server's work of reading each part and the copying here spread over
+ * the cores instead of one part after another.
  */
-export async function readSnapshotBytes(client: PoolClient, info: SnapshotInfo): Promise<Buffer> {
+export async function readSnapshotBytes(client: PoolClient, info: SnapshotInfo, pool?: Pool): Promise<Buffer> {
   if (!/^[0-9a-f-]{36}$/.test(info.id)) throw new Error(`invalid snapshot id ${info.id}`);
+  // octet_length of a value stored apart reads only its pointer, not the value.
+  const { rows } = await client.query<{ part: number; size: number }>(
+    'SELECT part, octet_length(bytes) AS size FROM projection.snapshot_parts WHERE snapshot = $1 ORDER BY part',
+    [info.id],
+  );
+  const parts: Array<{ part: number; at: number; size: number }> = [];
+  let total = 0;
+  for (const row of rows) {
+    parts.push({ part: row.part, at: total, size: row.size });
+    total += row.size;
+  }
+  if (total !== info.size) throw new Error(`snapshot ${info.id}: its parts hold ${total} bytes of ${info.size}`);
   const out = snapshotBuffer(info.size);
-  const stream = client.query(copyTo(`COPY (SELECT bytes FROM projection.snapshot_parts WHERE snapshot = '${info.id}' ORDER BY part) TO STDOUT (FORMAT binary)`));
+  let next = 0;
+  const drain = async (c: PoolClient) => {
+    for (let p = parts[next++]; p; p = parts[next++]) await copyPart(c, info.id, p, out);
+  };
+  const helpers = pool ? Math.min(PART_READERS, parts.length) - 1 : 0;
+  if (helpers <= 0) {
+    await drain(client);
+    return out;
+  }
+  const { rows: exported } = await client.query<{ id: string }>('SELECT pg_export_snapshot() AS id');
+  const shared = exported[0]!.id;
+  const helper = async () => {
+    const c = await pool!.connect();
+    let failed = false;
+    try {
+      await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      await c.query(`SET TRANSACTION SNAPSHOT '${shared.replace(/'/g, "''")}'`);
+      await drain(c);
+      await c.query('COMMIT');
+    } catch (err) {
+      failed = true;
+      throw err;
+    } finally {
+      // A connection left mid-COPY or mid-transaction is not given back for reuse.
+      c.release(failed);
+    }
+  };
+  await Promise.all([drain(client), ...Array.from({ length: helpers }, helper)]);
+  return out;
+}
+
+/** One part's bytes, by COPY in binary format, written into `out` at the part's place. */
+async function copyPart(client: PoolClient, id: string, p: { part: number; at: number; size: number }, out: Buffer): Promise<void> {
+  const stream = client.query(copyTo(`COPY (SELECT bytes FROM projection.snapshot_parts WHERE snapshot = '${id}' AND part = ${Number(p.part)}) TO STDOUT (FORMAT binary)`));
   // COPY binary: 11-byte signature, flags (4), extension length (4) + extension; then per row a
   // field count (int16), the value's length (int32) and its bytes; -1 as field count ends it.
   let pending = Buffer.alloc(0);
@@ -57,8 +109,8 @@ export async function readSnapshotBytes(client: PoolClient, info: SnapshotInfo):
     for (;;) {
       if (state === 'value') {
         const n = Math.min(valueLeft, buf.length - at);
-        if (written + n > out.length) throw new Error('snapshot parts are longer than the snapshot');
-        buf.copy(out, written, at, at + n);
+        if (written + n > p.size) throw new Error(`snapshot ${id}: part ${p.part} is longer than it said`);
+        buf.copy(out, p.at + written, at, at + n);
         written += n;
         valueLeft -= n;
         at += n;
@@ -93,8 +145,7 @@ export async function readSnapshotBytes(client: PoolClient, info: SnapshotInfo):
     pending = at < buf.length ? Buffer.from(buf.subarray(at)) : Buffer.alloc(0);
     buf = pending;
   }
-  if (written !== info.size) throw new Error(`snapshot ${info.id}: read ${written} bytes of ${info.size}`);
-  return out;
+  if (written !== p.size) throw new Error(`snapshot ${id}: read ${written} bytes of part ${p.part}'s ${p.size}`);
 }
 
 export const SNAPSHOT_COLUMNS = `slug, doc, website_followed, ${SEARCH_COLUMNS}`;

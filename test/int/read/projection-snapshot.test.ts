@@ -8,6 +8,9 @@ import { etagOf } from '../../../src/read/etag.ts';
 import { createProjectionMirror, type ProjectionMirror } from '../../../src/read/projection-mirror.ts';
 import { createReadService } from '../../../src/read/read-service.ts';
 import { prefetchSnapshot, type SnapshotPrefetch } from '../../../src/read/snapshot-file.ts';
+import { buildCurrentSnapshot, readSnapshotBytes } from '../../../src/read/snapshot-store.ts';
+import { writeSnapshot } from '../../../projector/snapshot-writer.ts';
+import { createPool } from '../../../src/db/pool.ts';
 import { EmbeddedSearchIndex } from '../../../src/search/embedded/embedded-search-index.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { insertCategory, insertListings, updateListing, type ListingInput } from '../../helpers/write-model.ts';
@@ -258,5 +261,32 @@ describe('projection snapshots', () => {
     expect(m.mirror.productBySlug('listing-21')).toBeUndefined();
     await fromRows.mirror.refresh();
     await expectSameAnswers(m, fromRows);
+  });
+
+  it('a snapshot in many parts is read on several connections at once, all seeing the rows of the reading transaction', async () => {
+    // Without the search index: it replaces no snapshot the tests above use.
+    const built = await buildCurrentSnapshot(db.pool, undefined);
+    const bytes = built.encode();
+    const info = await writeSnapshot(db.pool, built, bytes, 4096);
+    const { rows } = await db.pool.query<{ parts: number }>('SELECT count(*)::int AS parts FROM projection.snapshot_parts WHERE snapshot = $1', [info.id]);
+    expect(rows[0]!.parts).toBeGreaterThan(8);
+    // A pool of its own: the connections it opens are those of the read.
+    const pool = createPool(db.url, { max: 10 });
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      await client.query('SELECT 1 FROM projection.snapshots');
+      // Gone for every transaction that starts now (as when a newer snapshot replaces it): a
+      // reader that did not share this transaction's view would find no parts.
+      await db.pool.query('DELETE FROM projection.snapshots WHERE id = $1', [info.id]);
+      const read = await readSnapshotBytes(client, info, pool);
+      expect(read.equals(bytes)).toBe(true);
+      expect(pool.totalCount).toBe(4);
+      await client.query('COMMIT');
+    } finally {
+      client.release();
+      await pool.end();
+    }
+    expect(await snapshots()).not.toContainEqual(expect.objectContaining({ id: info.id }));
   });
 });
