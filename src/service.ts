@@ -167,6 +167,17 @@ export async function startService(config: Config, opts: StartOptions): Promise<
     cleanups.push(() => searchIndex.close());
     const external = searchIndex.kind !== 'embedded';
 
+    const embeddedIndex = searchIndex instanceof EmbeddedSearchIndex ? searchIndex : undefined;
+    const mirror = createProjectionMirror({
+      pool,
+      connectionString: database.connectionString,
+      ...(embeddedIndex && { embeddedIndex, searchFields: embeddedIndex.searchableFields }),
+      snapshotCacheDir: config.snapshotCacheDir,
+      ...(opts.snapshotPrefetch && { snapshotPrefetch: opts.snapshotPrefetch }),
+      log: logger.child({ component: 'mirror' }),
+    });
+    cleanups.push(() => mirror.stop());
+
     let projector: Projector | undefined;
     if (opts.projector) {
       const { createProjector } = await import('../projector/projector.ts');
@@ -180,29 +191,30 @@ export async function startService(config: Config, opts: StartOptions): Promise<
         log: logger.child({ component: 'projector' }),
         snapshotCacheDir: config.snapshotCacheDir,
       });
-      await projector.start();
-      cleanups.push(() => projector!.stop());
       // Serve a caught-up catalog from the first request on (a fresh demo import included),
-      // loaded from a snapshot (written now when there is none yet).
-      if (projector.isLeader) {
-        await projector.catchUp();
-        await projector.ensureSnapshot();
+      // loaded from a snapshot. When there is one, the mirror loads it while the projector
+      // starts and catches up, then takes what catching up changed; when there is none yet, the
+      // projector writes it first (the mirror would otherwise build one of its own meanwhile).
+      const early = (await mirror.hasSnapshot()) ? mirror.start() : undefined;
+      early?.catch(() => undefined);
+      try {
+        await projector.start();
+        cleanups.push(() => projector!.stop());
+        if (projector.isLeader) {
+          await projector.catchUp();
+          await projector.ensureSnapshot();
+        }
+      } catch (err) {
+        await early?.catch(() => undefined);
+        throw err;
       }
       phase('projector');
-    }
-
-    const embeddedIndex = searchIndex instanceof EmbeddedSearchIndex ? searchIndex : undefined;
-    const mirror = createProjectionMirror({
-      pool,
-      connectionString: database.connectionString,
-      ...(embeddedIndex && { embeddedIndex, searchFields: embeddedIndex.searchableFields }),
-      snapshotCacheDir: config.snapshotCacheDir,
-      ...(opts.snapshotPrefetch && { snapshotPrefetch: opts.snapshotPrefetch }),
-      log: logger.child({ component: 'mirror' }),
-    });
-    await mirror.start();
+      if (early) {
+        await early;
+        await mirror.refresh();
+      } else await mirror.start();
+    } else await mirror.start();
     phase('mirror');
-    cleanups.push(() => mirror.stop());
 
     const read = createReadService({ mirror, index: searchIndex, cacheMaxEntries: config.cache.maxEntries });
     const feed = createChangeFeed({ pool, mirror, retentionHours: config.changesRetentionHours, log: logger.child({ component: 'change-feed' }) });

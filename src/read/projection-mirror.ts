@@ -83,6 +83,8 @@ export interface ProjectionMirror {
   onChange(listener: (version: number) => void): () => void;
   /** Applies any change the projection has that this process lacks. */
   refresh(): Promise<void>;
+  /** Whether the projector has written a snapshot this mirror can load (without one it builds its own from the rows). */
+  hasSnapshot(): Promise<boolean>;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -220,7 +222,7 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
     if (!info || info.version < oldestVersion || info.version > current) return undefined;
     let bytes = await cache?.read(info);
     const local = bytes !== undefined;
-    bytes ??= await readSnapshotBytes(client, info);
+    bytes ??= await readSnapshotBytes(client, info, pool);
     return { snapshot: Snapshot.decode(bytes), info, bytes, local };
   }
 
@@ -386,20 +388,38 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
       return () => listeners.delete(listener);
     },
     refresh,
+    async hasSnapshot() {
+      const [info, { rows }] = await Promise.all([
+        latestSnapshot(pool, withSearch),
+        pool.query<{ oldest_version: number }>('SELECT oldest_version FROM projection.state'),
+      ]);
+      return info !== undefined && info.version >= Number(rows[0]?.oldest_version ?? 0);
+    },
     async start() {
-      await refresh();
       const listener = createListener(opts.connectionString);
       subscriber = listener;
       listener.events.on('error', (err: unknown) => opts.log?.warn({ err }, 'projection_changed listener failed'));
       listener.events.on('reconnect', () => refreshQuietly());
       listener.notifications.on('projection_changed', () => refreshQuietly());
-      try {
+      // The listener connects while the catalog loads (one connection's set-up less to wait for);
+      // a change heard meanwhile queues one more sync after the load.
+      const listening = (async () => {
         await listener.connect();
         await listener.listenTo('projection_changed');
-      } catch (err) {
+      })().catch((err: unknown) => {
         // The poll below still keeps the mirror current; the listener keeps retrying.
         opts.log?.warn({ err }, 'could not listen for projection_changed; polling only');
+      });
+      try {
+        await refresh();
+      } catch (err) {
+        await listening;
+        subscriber = undefined;
+        await listener.close().catch(() => undefined);
+        throw err;
       }
+      await listening;
+      if (stopped) return;
       timer = setInterval(refreshQuietly, pollMs);
       timer.unref();
     },
