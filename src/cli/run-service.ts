@@ -21,17 +21,23 @@ export async function runService(args: string[], help: string, opts: { projector
   // that whatever runs the service (a terminal, systemd, a container runtime) knows.
   let databaseLost: Error | undefined;
   let stopNow: (() => void) | undefined;
-  // The database starts (or is found) while the service's modules load.
+  // The database starts (or is found) while the service's modules load. Loading them keeps
+  // this process busy, so an embedded server is first set going: its process then starts on the
+  // other core meanwhile, instead of after.
+  let serverRunning!: () => void;
+  const running = new Promise<void>((resolve) => (serverRunning = resolve));
   const opening = openDatabase(config, (line) => logger.info(line), {
     supervise: superviseEmbedded(logger, (err) => {
       databaseLost = err;
       stopNow?.();
     }),
+    onServerRunning: serverRunning,
   });
   opening.catch(() => undefined);
   // This host's copy of the catalog is read on libuv's threads meanwhile too; the database
   // then says whether it is the snapshot to load.
   const snapshotPrefetch = config.snapshotCacheDir ? prefetchSnapshot(config.snapshotCacheDir) : undefined;
+  await Promise.race([running, opening.catch(() => undefined)]);
   const { startService } = await import('../service.ts');
   const database = await opening;
   let service;

@@ -113,9 +113,24 @@ const WATCH_MS = 500;
 
 export async function startEmbeddedPostgres(
   dataDir: string,
-  opts: { log?: (line: string) => void; port?: number; supervise?: EmbeddedSupervision } = {},
+  opts: {
+    log?: (line: string) => void;
+    port?: number;
+    supervise?: EmbeddedSupervision;
+    /**
+     * Called once the server's process is running (its first line of output), before it accepts
+     * connections: the caller may then load its modules while the server starts.
+     */
+    onServerRunning?: () => void;
+  } = {},
 ): Promise<EmbeddedDatabase> {
   const log = opts.log ?? (() => undefined);
+  let heard = false;
+  const heardServer = () => {
+    if (heard) return;
+    heard = true;
+    opts.onServerRunning?.();
+  };
   const root = path.resolve(dataDir);
   const pgDir = path.join(root, 'pg');
   const passwordFile = path.join(root, 'pg-password');
@@ -160,10 +175,12 @@ export async function startEmbeddedPostgres(
       createPostgresUser: process.getuid?.() === 0,
       postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
       onLog: (message: unknown) => {
+        heardServer();
         serverLog.push(String(message));
         if (serverLog.length > 50) serverLog.shift();
       },
       onError: (message: unknown) => {
+        heardServer();
         serverLog.push(String(message));
       },
     });
@@ -193,6 +210,7 @@ export async function startEmbeddedPostgres(
       }
     }
     await pgServer.start();
+
     await writeFile(ownerFile, `${process.pid}\n`);
     await writeFile(portFile, `${port}\n`);
   } catch (err) {

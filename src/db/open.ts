@@ -9,13 +9,22 @@ export interface OpenedDatabase {
 
 /**
  * DATABASE_URL when configured, else the embedded PostgreSQL under the data folder; with
- * `supervise`, an embedded server this process started is started again should it die.
+ * `supervise`, an embedded server this process started is started again should it die;
+ * `onServerRunning` is called once a server this process starts is running, before it is ready.
  */
-export async function openDatabase(config: Config, log: (line: string) => void = () => undefined, opts: { supervise?: EmbeddedSupervision } = {}): Promise<OpenedDatabase> {
+export async function openDatabase(
+  config: Config,
+  log: (line: string) => void = () => undefined,
+  opts: { supervise?: EmbeddedSupervision; onServerRunning?: () => void } = {},
+): Promise<OpenedDatabase> {
   if (config.databaseUrl) {
     return { connectionString: config.databaseUrl, embedded: false, close: async () => undefined };
   }
-  const db = await startEmbeddedPostgres(config.dataDir, { log, ...(opts.supervise && { supervise: opts.supervise }) });
+  const db = await startEmbeddedPostgres(config.dataDir, {
+    log,
+    ...(opts.supervise && { supervise: opts.supervise }),
+    ...(opts.onServerRunning && { onServerRunning: opts.onServerRunning }),
+  });
   return { connectionString: db.connectionString, embedded: true, close: () => db.stop() };
 }
 
