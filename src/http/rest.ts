@@ -5,7 +5,6 @@ import { parseNoParams, parseProductRequest, parseProductSlug, parseSearchParams
 import { etagOf, type ReadService } from '../read/read-service.ts';
 import { cacheControlFor, sendCacheable } from './caching.ts';
 import { registerCors } from './cors.ts';
-import { renderDocsPage } from './docs-page.tsx';
 import { METHOD_NOT_ALLOWED, notFoundRoute, sendError, requestPath } from './errors.ts';
 import { registerFeedRoutes } from './feed-routes.ts';
 import { API_PREFIX, buildOpenApiDocument } from './openapi.ts';
@@ -57,8 +56,16 @@ export async function registerRest(app: FastifyInstance, deps: RestDeps): Promis
   });
   const documentBody = JSON.stringify(document);
   const documentAnswer = { body: documentBody, etag: etagOf(documentBody) };
-  const docsPage = renderDocsPage(document);
-  const docsAnswer = { body: docsPage.html, etag: etagOf(docsPage.html) };
+  // The reference page (and the modules that render it) waits for its first request.
+  let docsPage: Promise<{ answer: { body: string; etag: string }; contentSecurityPolicy: string }> | undefined;
+  const renderedDocsPage = () =>
+    (docsPage ??= import('./docs-page.tsx').then(({ renderDocsPage }) => {
+      const page = renderDocsPage(document);
+      return { answer: { body: page.html, etag: etagOf(page.html) }, contentSecurityPolicy: page.contentSecurityPolicy };
+    })).catch((err: unknown) => {
+      docsPage = undefined;
+      throw err;
+    });
 
   await app.register(
     async (api) => {
@@ -101,8 +108,9 @@ export async function registerRest(app: FastifyInstance, deps: RestDeps): Promis
       );
 
       api.get('/docs', { config: { rateLimitBucket: 'other' } }, async (request, reply) => {
-        reply.header('content-security-policy', docsPage.contentSecurityPolicy);
-        return sendCacheable(request, reply, docsAnswer, cacheControl, 'text/html; charset=utf-8');
+        const page = await renderedDocsPage();
+        reply.header('content-security-policy', page.contentSecurityPolicy);
+        return sendCacheable(request, reply, page.answer, cacheControl, 'text/html; charset=utf-8');
       });
 
       for (const url of GET_ONLY_PATHS) {
