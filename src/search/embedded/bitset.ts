@@ -4,6 +4,46 @@ export function emptyBits(slots: number): Uint32Array {
   return new Uint32Array((slots + 31) >>> 5);
 }
 
+/**
+ * Sets `out` to the slots in every one of `sets` (at least one, each as long as `out`) and
+ * returns how many there are: one pass over the words for up to four sets.
+ */
+export function intersectCount(out: Uint32Array, sets: readonly Uint32Array[]): number {
+  const n = out.length;
+  const a = sets[0]!;
+  let count = 0;
+  if (sets.length === 1) {
+    for (let i = 0; i < n; i++) {
+      const w = a[i]!;
+      out[i] = w;
+      if (w !== 0) count += popcount32(w);
+    }
+    return count;
+  }
+  const b = sets[1]!;
+  if (sets.length === 2) {
+    for (let i = 0; i < n; i++) {
+      const w = a[i]! & b[i]!;
+      out[i] = w;
+      if (w !== 0) count += popcount32(w);
+    }
+    return count;
+  }
+  const c = sets[2]!;
+  if (sets.length === 3) {
+    for (let i = 0; i < n; i++) {
+      const w = a[i]! & b[i]! & c[i]!;
+      out[i] = w;
+      if (w !== 0) count += popcount32(w);
+    }
+    return count;
+  }
+  const d = sets[3]!;
+  for (let i = 0; i < n; i++) out[i] = a[i]! & b[i]! & c[i]! & d[i]!;
+  for (let k = 4; k < sets.length; k++) andInto(out, sets[k]!);
+  return countBits(out);
+}
+
 /** Keeps in `into` only the slots also in `other`. */
 export function andInto(into: Uint32Array, other: Uint32Array): void {
   for (let i = 0; i < into.length; i++) into[i]! &= other[i]!;

@@ -178,18 +178,17 @@ export class EmbeddedSearchIndex implements SearchIndex {
 
   searchNow(request: SearchRequest): SearchHits {
     const { positions, index } = this.base;
-    let matches = this.aliveCount === 0 ? 'none' : index.matches(request, this.options.typoSizes);
+    // Base positions replaced or removed since the base are left out as the conditions are.
+    const found = this.aliveCount === 0 ? 'none' : index.matches(request, this.options.typoSizes, this.aliveCount === positions.count ? undefined : this.alive);
+    let matches: Uint32Array | 'none';
     let baseTotal = 0;
-    if (matches === 'all') {
+    if (found === 'all') {
       matches = this.alive;
       baseTotal = this.aliveCount;
-    } else if (matches !== 'none') {
-      const alive = this.alive;
-      if (this.aliveCount === positions.count) {
-        for (let i = 0; i < matches.length; i++) if (matches[i] !== 0) baseTotal += popcount(matches[i]!);
-      } else {
-        for (let i = 0; i < matches.length; i++) if (matches[i] !== 0) baseTotal += popcount((matches[i]! &= alive[i]!));
-      }
+    } else if (found === 'none') matches = 'none';
+    else {
+      matches = found.bits;
+      baseTotal = found.count;
     }
     const changed = this.overlay.size === 0 ? new Int32Array(0) : this.overlay.orderedMatches(request);
     const total = baseTotal + changed.length;

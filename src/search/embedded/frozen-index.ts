@@ -1,13 +1,19 @@
 import type { SearchDocument } from '../port.ts';
 import { documentWords, type TypoSizes, isOverlong, parseQuery } from '../words.ts';
+import { intersectCount } from './bitset.ts';
 import { PostingLists } from './posting-lists.ts';
 import { PostingStore } from './posting-store.ts';
 import { codePoints, ExpansionCache, HAS_SURROGATE } from './expansions.ts';
 import { SortedWords } from './sorted-words.ts';
 import { matchesWithin } from './typo-distance.ts';
 
-/** Bytes of condition bitsets a frozen index keeps for later searches (see remembered()). */
-const REMEMBERED_BYTES = 16 * 1024 * 1024;
+/**
+ * Condition bitsets a frozen index keeps for later searches (see remembered()): room for
+ * REMEMBERED_CONDITIONS of them whatever the catalog's size (a bitset holds a bit per document:
+ * 106 KB at a million), and never less than REMEMBERED_MIN_BYTES.
+ */
+const REMEMBERED_CONDITIONS = 512;
+const REMEMBERED_MIN_BYTES = 16 * 1024 * 1024;
 
 /** The typed arrays of a frozen index, as stored in a snapshot (see src/read/snapshot.ts). */
 export interface FrozenIndexArrays {
@@ -130,68 +136,71 @@ export class FrozenIndex {
     );
   }
 
-  /** Two bitsets over every position, reused by every search (searches run one at a time). */
-  private scratch: [Uint32Array, Uint32Array] | undefined;
+  /** A bitset over every position, reused by every search (searches run one at a time). */
+  private scratch: Uint32Array | undefined;
 
   /**
-   * The positions matching the query and filters, as a bitset, or 'all' when the request has
-   * no condition, 'none' when a condition matches nothing. The bitset is this index's own
-   * scratch space: valid until the next call.
+   * The positions matching the query and filters, and also in `within` when given, as a bitset
+   * with their number; or 'all' when the request has no condition, 'none' when a condition
+   * matches nothing. The bitset is this index's own scratch space: valid until the next call.
    */
-  matches(request: { q?: string; category?: string; label?: string; tag?: string }, typoSizes: TypoSizes | null): Uint32Array | 'all' | 'none' {
-    const words = (this.positions + 31) >>> 5;
-    this.scratch ??= [new Uint32Array(words), new Uint32Array(words)];
-    const [acc, one] = this.scratch;
-    let first = true;
-    // Each condition's positions go to `acc` (the first) or to `one`, then into `acc`.
-    const condition = (fill: (into: Uint32Array) => boolean): boolean => {
-      const into = first ? acc : one;
-      into.fill(0);
-      if (!fill(into)) return false;
-      if (!first) for (let i = 0; i < words; i++) acc[i]! &= one[i]!;
-      first = false;
-      return true;
-    };
+  matches(
+    request: { q?: string; category?: string; label?: string; tag?: string },
+    typoSizes: TypoSizes | null,
+    within?: Uint32Array,
+  ): { bits: Uint32Array; count: number } | 'all' | 'none' {
+    const conditions: Uint32Array[] = [];
     for (const key of filterKeysOf(request)) {
-      if (!condition((into) => this.remembered(`f${key}`, into, () => this.orFilter(key, into)))) return 'none';
+      const bits = this.condition(`f${key}`, (into) => this.orFilter(key, into));
+      if (!bits) return 'none';
+      conditions.push(bits);
     }
     for (const word of parseQuery(request.q, typoSizes)) {
       if (isOverlong(word.word)) return 'none';
-      const key = `${word.typos}${word.prefix ? 'p' : 'w'}${word.word}`;
-      if (!condition((into) => this.remembered(key, into, () => this.orWord(word.word, word.typos, word.prefix, into)))) return 'none';
+      const bits = this.condition(`${word.typos}${word.prefix ? 'p' : 'w'}${word.word}`, (into) => this.orWord(word.word, word.typos, word.prefix, into));
+      if (!bits) return 'none';
+      conditions.push(bits);
     }
-    return first ? 'all' : acc;
+    if (conditions.length === 0) return 'all';
+    if (within) conditions.push(within);
+    this.scratch ??= new Uint32Array((this.positions + 31) >>> 5);
+    // One pass over the words of every condition, counting as it goes.
+    const count = intersectCount(this.scratch, conditions);
+    return { bits: this.scratch, count };
   }
 
   /**
    * The positions of one condition (a filter value, or a query word with all its expansions),
    * kept for the next search that has it: a common word's expansion may OR dozens of lists.
-   * At most REMEMBERED_BYTES of them, least recently used first out.
+   * At most `rememberedBudget` bytes of them, least recently used first out.
    */
   private readonly rememberedBits = new Map<string, Uint32Array | null>();
   private rememberedBytes = 0;
+  private get rememberedBudget(): number {
+    return Math.max(REMEMBERED_MIN_BYTES, REMEMBERED_CONDITIONS * ((this.positions + 31) >>> 5) * 4);
+  }
 
-  private remembered(key: string, into: Uint32Array, fill: () => boolean): boolean {
+  /** A condition's positions (never to be changed: they may be kept), or undefined when it matches nothing. */
+  private condition(key: string, fill: (into: Uint32Array) => boolean): Uint32Array | undefined {
     const known = this.rememberedBits.get(key);
     if (known !== undefined) {
       this.rememberedBits.delete(key);
       this.rememberedBits.set(key, known);
-      if (known === null) return false;
-      into.set(known);
-      return true;
+      return known ?? undefined;
     }
-    const found = fill();
-    const bytes = found ? into.byteLength : 64;
-    if (bytes <= REMEMBERED_BYTES) {
-      for (const [oldest, bits] of this.rememberedBits) {
-        if (this.rememberedBytes + bytes <= REMEMBERED_BYTES) break;
+    const bits = new Uint32Array((this.positions + 31) >>> 5);
+    const found = fill(bits);
+    const bytes = found ? bits.byteLength : 64;
+    if (bytes <= this.rememberedBudget) {
+      for (const [oldest, kept] of this.rememberedBits) {
+        if (this.rememberedBytes + bytes <= this.rememberedBudget) break;
         this.rememberedBits.delete(oldest);
-        this.rememberedBytes -= bits ? bits.byteLength : 64;
+        this.rememberedBytes -= kept ? kept.byteLength : 64;
       }
-      this.rememberedBits.set(key, found ? into.slice() : null);
+      this.rememberedBits.set(key, found ? bits : null);
       this.rememberedBytes += bytes;
     }
-    return found;
+    return found ? bits : undefined;
   }
 }
 
