@@ -210,7 +210,6 @@ export async function startEmbeddedPostgres(
       }
     }
     await pgServer.start();
-
     await writeFile(ownerFile, `${process.pid}\n`);
     await writeFile(portFile, `${port}\n`);
   } catch (err) {
