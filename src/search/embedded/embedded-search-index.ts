@@ -69,26 +69,27 @@ function popcount(x: number): number {
   return Math.imul(x, 0x01010101) >>> 24;
 }
 
-/** Set bits of `bits` at positions [from, to). */
-function countRange(bits: Uint32Array, from: number, to: number): number {
+/** Positions in [from, to) set in `bits` and, when given, in `mask`. */
+function countRange(bits: Uint32Array, mask: Uint32Array | undefined, from: number, to: number): number {
   if (from >= to) return 0;
   const first = from >>> 5;
   const last = (to - 1) >>> 5;
   const lowMask = ~0 << (from & 31);
   const highMask = (to & 31) === 0 ? ~0 : (1 << (to & 31)) - 1;
-  if (first === last) return popcount(bits[first]! & lowMask & highMask);
-  let n = popcount(bits[first]! & lowMask);
-  for (let i = first + 1; i < last; i++) if (bits[i] !== 0) n += popcount(bits[i]!);
-  return n + popcount(bits[last]! & highMask);
+  const at = (i: number) => (mask ? bits[i]! & mask[i]! : bits[i]!);
+  if (first === last) return popcount(at(first) & lowMask & highMask);
+  let n = popcount(at(first) & lowMask);
+  for (let i = first + 1; i < last; i++) if (bits[i] !== 0) n += popcount(at(i));
+  return n + popcount(at(last) & highMask);
 }
 
 /**
- * Calls `visit` with the set positions of `bits` in [from, to), ascending, until it returns
- * false.
+ * Calls `visit` with the positions in [from, to) set in `bits` and, when given, in `mask`,
+ * ascending, until it returns false.
  */
-function visitRange(bits: Uint32Array, from: number, to: number, visit: (p: number) => boolean): boolean {
+function visitRange(bits: Uint32Array, mask: Uint32Array | undefined, from: number, to: number, visit: (p: number) => boolean): boolean {
   for (let i = from >>> 5; i <= (to - 1) >>> 5 && from < to; i++) {
-    let w = bits[i]!;
+    let w = mask ? bits[i]! & mask[i]! : bits[i]!;
     if (i === from >>> 5) w &= ~0 << (from & 31);
     if (i === (to - 1) >>> 5 && (to & 31) !== 0) w &= (1 << (to & 31)) - 1;
     while (w !== 0) {
@@ -181,6 +182,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
     // Base positions replaced or removed since the base are left out as the conditions are.
     const found = this.aliveCount === 0 ? 'none' : index.matches(request, this.options.typoSizes, this.aliveCount === positions.count ? undefined : this.alive);
     let matches: Uint32Array | 'none';
+    let mask: Uint32Array | undefined;
     let baseTotal = 0;
     if (found === 'all') {
       matches = this.alive;
@@ -188,6 +190,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
     } else if (found === 'none') matches = 'none';
     else {
       matches = found.bits;
+      mask = found.mask;
       baseTotal = found.count;
     }
     const changed = this.overlay.size === 0 ? new Int32Array(0) : this.overlay.orderedMatches(request);
@@ -207,13 +210,13 @@ export class EmbeddedSearchIndex implements SearchIndex {
     const baseRange = (from: number, to: number): boolean => {
       if (!bits || from >= to) return k < end;
       if (k < offset) {
-        const c = countRange(bits, from, to);
+        const c = countRange(bits, mask, from, to);
         if (k + c <= offset) {
           k += c;
           return true;
         }
       }
-      return visitRange(bits, from, to, (p) => take(() => positions.idAt(p)));
+      return visitRange(bits, mask, from, to, (p) => take(() => positions.idAt(p)));
     };
     let cursor = 0;
     for (let j = 0; j < changed.length; j++) {
@@ -236,6 +239,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
     if ((this.alive[word]! & bit) === 0) return;
     this.alive[word]! &= ~bit;
     this.aliveCount--;
+    this.base.index.retired(p);
   }
 
   async upsert(docs: readonly SearchDocument[]): Promise<void> {

@@ -1,6 +1,6 @@
 import type { SearchDocument } from '../port.ts';
 import { documentWords, type TypoSizes, isOverlong, parseQuery } from '../words.ts';
-import { intersectCount } from './bitset.ts';
+import { countBits, intersectCount } from './bitset.ts';
 import { PostingLists } from './posting-lists.ts';
 import { PostingStore } from './posting-store.ts';
 import { codePoints, ExpansionCache, HAS_SURROGATE } from './expansions.ts';
@@ -8,7 +8,7 @@ import { SortedWords } from './sorted-words.ts';
 import { matchesWithin } from './typo-distance.ts';
 
 /**
- * Condition bitsets a frozen index keeps for later searches (see remembered()): room for
+ * Condition bitsets a frozen index keeps for later searches (see condition()): room for
  * REMEMBERED_CONDITIONS of them whatever the catalog's size (a bitset holds a bit per document:
  * 106 KB at a million), and never less than REMEMBERED_MIN_BYTES.
  */
@@ -140,15 +140,18 @@ export class FrozenIndex {
   private scratch: Uint32Array | undefined;
 
   /**
-   * The positions matching the query and filters, and also in `within` when given, as a bitset
-   * with their number; or 'all' when the request has no condition, 'none' when a condition
-   * matches nothing. The bitset is this index's own scratch space: valid until the next call.
+   * The positions matching the query and filters, and also in `within` when given (the base
+   * positions still live, which lose bits only as `retired()` is told), with their number; or
+   * 'all' when the request has no condition, 'none' when a condition matches nothing. The
+   * positions are `bits` where `mask` (when given) is set too; both are read-only and valid until
+   * the next call. A single condition comes back as it is kept, with `within` as its mask and its
+   * count kept up to date by `retired()`: no pass over every position, as several conditions need.
    */
   matches(
     request: { q?: string; category?: string; label?: string; tag?: string },
     typoSizes: TypoSizes | null,
     within?: Uint32Array,
-  ): { bits: Uint32Array; count: number } | 'all' | 'none' {
+  ): { bits: Uint32Array; mask?: Uint32Array; count: number } | 'all' | 'none' {
     const conditions: Uint32Array[] = [];
     for (const key of filterKeysOf(request)) {
       const bits = this.condition(`f${key}`, (into) => this.orFilter(key, into));
@@ -162,12 +165,36 @@ export class FrozenIndex {
       conditions.push(bits);
     }
     if (conditions.length === 0) return 'all';
-    if (within) conditions.push(within);
     this.scratch ??= new Uint32Array((this.positions + 31) >>> 5);
+    if (conditions.length === 1) {
+      const only = conditions[0]!;
+      let count = this.liveCounts.get(only);
+      if (count === undefined) {
+        count = within ? intersectCount(this.scratch, [only, within]) : countBits(only);
+        if (this.lastKept) this.liveCounts.set(only, count);
+      }
+      return { bits: only, ...(within && { mask: within }), count };
+    }
+    if (within) conditions.push(within);
     // One pass over the words of every condition, counting as it goes.
     const count = intersectCount(this.scratch, conditions);
     return { bits: this.scratch, count };
   }
+
+  /**
+   * Base position `p` is no longer live (it was set in the `within` given so far, and is clear in
+   * every later one): kept single-condition counts that hold it drop by one.
+   */
+  retired(p: number): void {
+    const word = p >>> 5;
+    const bit = 1 << (p & 31);
+    for (const [bits, count] of this.liveCounts) if ((bits[word]! & bit) !== 0) this.liveCounts.set(bits, count - 1);
+  }
+
+  /** Live positions of each kept condition, for the conditions a search used alone. */
+  private readonly liveCounts = new Map<Uint32Array, number>();
+  /** Whether the bitset the last condition() returned is kept (so its count may be). */
+  private lastKept = false;
 
   /**
    * The positions of one condition (a filter value, or a query word with all its expansions),
@@ -186,16 +213,19 @@ export class FrozenIndex {
     if (known !== undefined) {
       this.rememberedBits.delete(key);
       this.rememberedBits.set(key, known);
+      this.lastKept = true;
       return known ?? undefined;
     }
     const bits = new Uint32Array((this.positions + 31) >>> 5);
     const found = fill(bits);
     const bytes = found ? bits.byteLength : 64;
-    if (bytes <= this.rememberedBudget) {
+    this.lastKept = bytes <= this.rememberedBudget;
+    if (this.lastKept) {
       for (const [oldest, kept] of this.rememberedBits) {
         if (this.rememberedBytes + bytes <= this.rememberedBudget) break;
         this.rememberedBits.delete(oldest);
         this.rememberedBytes -= kept ? kept.byteLength : 64;
+        if (kept) this.liveCounts.delete(kept);
       }
       this.rememberedBits.set(key, found ? bits : null);
       this.rememberedBytes += bytes;

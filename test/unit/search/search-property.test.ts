@@ -149,6 +149,27 @@ describe('embedded engine against the brute-force reference', () => {
     );
   });
 
+  it('returns the same page and total when writes and searches take turns on a built base', async () => {
+    // Searches between writes: what a search keeps (a condition's live count) must follow the
+    // base positions later writes replace or remove.
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(document, { maxLength: 10 }), { minLength: 1, maxLength: 3 }),
+        fc.array(fc.tuple(fc.option(write, { nil: undefined }), request), { minLength: 1, maxLength: 16 }),
+        async (base, steps) => {
+          const engine = new EmbeddedSearchIndex();
+          const docs = new Map<string, SearchDocument>();
+          await apply(engine, docs, [{ replaceAll: base }]);
+          for (const [w, r] of steps) {
+            if (w) await apply(engine, docs, [w]);
+            expect(await engine.search(r), JSON.stringify(r)).toEqual(referenceSearch(docs.values(), r));
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
   it('stays equal through many replacements (compaction) and a large vocabulary', async () => {
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 1, max: 2 ** 31 - 1 }), fc.array(request, { minLength: 20, maxLength: 20 }), async (seed, requests) => {
