@@ -64,33 +64,49 @@ export async function readSnapshotBytes(client: PoolClient, info: SnapshotInfo, 
   if (total !== info.size) throw new Error(`snapshot ${info.id}: its parts hold ${total} bytes of ${info.size}`);
   const out = snapshotBuffer(info.size);
   let next = 0;
+  const take = () => (next < parts.length ? parts[next++] : undefined);
+  // Every part's copy once taken; a rejection is seen by the Promise.all below.
+  const copies: Promise<void>[] = [];
   const drain = async (c: PoolClient) => {
-    for (let p = parts[next++]; p; p = parts[next++]) await copyPart(c, info.id, p, out);
-  };
-  const helpers = pool ? Math.min(PART_READERS, parts.length) - 1 : 0;
-  if (helpers <= 0) {
-    await drain(client);
-    return out;
-  }
-  const { rows: exported } = await client.query<{ id: string }>('SELECT pg_export_snapshot() AS id');
-  const shared = exported[0]!.id;
-  const helper = async () => {
-    const c = await pool!.connect();
-    let failed = false;
-    try {
-      await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      await c.query(`SET TRANSACTION SNAPSHOT '${shared.replace(/'/g, "''")}'`);
-      await drain(c);
-      await c.query('COMMIT');
-    } catch (err) {
-      failed = true;
-      throw err;
-    } finally {
-      // A connection left mid-COPY or mid-transaction is not given back for reuse.
-      c.release(failed);
+    for (let p = take(); p; p = take()) {
+      const copying = copyPart(c, info.id, p, out);
+      copying.catch(() => undefined);
+      copies.push(copying);
+      await copying;
     }
   };
-  await Promise.all([drain(client), ...Array.from({ length: helpers }, helper)]);
+  const helpers = pool ? Math.min(PART_READERS, parts.length) - 1 : 0;
+  if (helpers > 0) {
+    const { rows: exported } = await client.query<{ id: string }>('SELECT pg_export_snapshot() AS id');
+    const shared = exported[0]!.id;
+    // Helpers are not waited for: one that gets no connection soon (a busy pool) finds the parts
+    // taken when it does, and gives its connection back; one that cannot share the snapshot takes
+    // no part. The parts a helper took are waited for below.
+    const helper = async () => {
+      const c = await pool!.connect().catch(() => undefined);
+      if (!c) return;
+      if (next >= parts.length) {
+        c.release();
+        return;
+      }
+      let failed = false;
+      try {
+        await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+        await c.query(`SET TRANSACTION SNAPSHOT '${shared.replace(/'/g, "''")}'`);
+        await drain(c);
+        await c.query('COMMIT');
+      } catch {
+        // A failed copy is reported through its promise; a connection left mid-COPY or
+        // mid-transaction is not given back for reuse.
+        failed = true;
+      } finally {
+        c.release(failed);
+      }
+    };
+    for (let h = 0; h < helpers; h++) void helper();
+  }
+  await drain(client);
+  await Promise.all(copies);
   return out;
 }
 

@@ -288,5 +288,20 @@ describe('projection snapshots', () => {
       await pool.end();
     }
     expect(await snapshots()).not.toContainEqual(expect.objectContaining({ id: info.id }));
+
+    // A pool with no connection to spare: the reading connection reads every part, the helpers
+    // waiting for one are not waited for.
+    const again = await writeSnapshot(db.pool, built, bytes, 4096);
+    const busy = createPool(db.url, { max: 1 });
+    const only = await busy.connect();
+    try {
+      await only.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      expect((await readSnapshotBytes(only, again, busy)).equals(bytes)).toBe(true);
+      await only.query('COMMIT');
+    } finally {
+      only.release();
+      await busy.end();
+      await db.pool.query('DELETE FROM projection.snapshots WHERE id = $1', [again.id]);
+    }
   });
 });
