@@ -9,37 +9,17 @@ export function emptyBits(slots: number): Uint32Array {
  * returns how many there are: one pass over the words for up to four sets.
  */
 export function intersectCount(out: Uint32Array, sets: readonly Uint32Array[]): number {
-  const n = out.length;
   const a = sets[0]!;
+  const b = sets[1] ?? a;
+  const c = sets[2] ?? b;
+  const d = sets[3] ?? c;
   let count = 0;
-  if (sets.length === 1) {
-    for (let i = 0; i < n; i++) {
-      const w = a[i]!;
-      out[i] = w;
-      if (w !== 0) count += popcount32(w);
-    }
-    return count;
+  for (let i = 0; i < out.length; i++) {
+    const w = a[i]! & b[i]! & c[i]! & d[i]!;
+    out[i] = w;
+    if (w !== 0) count += popcount32(w);
   }
-  const b = sets[1]!;
-  if (sets.length === 2) {
-    for (let i = 0; i < n; i++) {
-      const w = a[i]! & b[i]!;
-      out[i] = w;
-      if (w !== 0) count += popcount32(w);
-    }
-    return count;
-  }
-  const c = sets[2]!;
-  if (sets.length === 3) {
-    for (let i = 0; i < n; i++) {
-      const w = a[i]! & b[i]! & c[i]!;
-      out[i] = w;
-      if (w !== 0) count += popcount32(w);
-    }
-    return count;
-  }
-  const d = sets[3]!;
-  for (let i = 0; i < n; i++) out[i] = a[i]! & b[i]! & c[i]! & d[i]!;
+  if (sets.length <= 4) return count;
   for (let k = 4; k < sets.length; k++) andInto(out, sets[k]!);
   return countBits(out);
 }

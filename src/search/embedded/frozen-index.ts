@@ -171,7 +171,7 @@ export class FrozenIndex {
       let count = this.liveCounts.get(only);
       if (count === undefined) {
         count = within ? intersectCount(this.scratch, [only, within]) : countBits(only);
-        if (this.lastKept) this.liveCounts.set(only, count);
+        this.liveCounts.set(only, count);
       }
       return { bits: only, ...(within && { mask: within }), count };
     }
@@ -193,8 +193,6 @@ export class FrozenIndex {
 
   /** Live positions of each kept condition, for the conditions a search used alone. */
   private readonly liveCounts = new Map<Uint32Array, number>();
-  /** Whether the bitset the last condition() returned is kept (so its count may be). */
-  private lastKept = false;
 
   /**
    * The positions of one condition (a filter value, or a query word with all its expansions),
@@ -213,23 +211,20 @@ export class FrozenIndex {
     if (known !== undefined) {
       this.rememberedBits.delete(key);
       this.rememberedBits.set(key, known);
-      this.lastKept = true;
       return known ?? undefined;
     }
     const bits = new Uint32Array((this.positions + 31) >>> 5);
     const found = fill(bits);
+    // Always kept: the budget holds hundreds of bitsets, the oldest go to make room.
     const bytes = found ? bits.byteLength : 64;
-    this.lastKept = bytes <= this.rememberedBudget;
-    if (this.lastKept) {
-      for (const [oldest, kept] of this.rememberedBits) {
-        if (this.rememberedBytes + bytes <= this.rememberedBudget) break;
-        this.rememberedBits.delete(oldest);
-        this.rememberedBytes -= kept ? kept.byteLength : 64;
-        if (kept) this.liveCounts.delete(kept);
-      }
-      this.rememberedBits.set(key, found ? bits : null);
-      this.rememberedBytes += bytes;
+    for (const [oldest, kept] of this.rememberedBits) {
+      if (this.rememberedBytes + bytes <= this.rememberedBudget) break;
+      this.rememberedBits.delete(oldest);
+      this.rememberedBytes -= kept ? kept.byteLength : 64;
+      if (kept) this.liveCounts.delete(kept);
     }
+    this.rememberedBits.set(key, found ? bits : null);
+    this.rememberedBytes += bytes;
     return found ? bits : undefined;
   }
 }
