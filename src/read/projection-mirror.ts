@@ -232,6 +232,7 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
     const oldestVersion = state.oldest_version;
     const started = Date.now();
     const stored = await loadStored(client, oldestVersion, target);
+    cache?.forgetPrefetch();
     if (stored) {
       install(stored.snapshot, `snapshot ${stored.info.id} of version ${stored.info.version} (${stored.local ? 'local copy' : 'database'})`);
       await applyDelta(client, stored.snapshot.version, state);

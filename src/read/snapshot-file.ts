@@ -53,10 +53,17 @@ export async function readWholeFile(file: string, size: number): Promise<Buffer 
 
 /** A read of the newest local copy, begun before the database said which snapshot is current. */
 export interface SnapshotPrefetch {
-  id: string;
-  size: number;
-  /** The file's bytes; undefined when the read failed. Never rejects. */
-  bytes: Promise<Buffer | undefined>;
+  readonly id: string;
+  readonly size: number;
+  /** Resolves when the read has ended, whether or not it read the whole file. */
+  readonly done: Promise<void>;
+  /**
+   * The file's bytes (undefined when the read failed), handed out once: every later call gets
+   * undefined. Whoever still holds this object (the process's start-up, the options it passed
+   * on) then holds no bytes: a snapshot the mirror has moved past is not kept alive by it, nor
+   * one it never used. Never rejects.
+   */
+  take(): Promise<Buffer | undefined>;
 }
 
 /**
@@ -75,7 +82,17 @@ export async function prefetchSnapshot(dir: string): Promise<SnapshotPrefetch | 
       newest = { id: name.slice(0, -SNAPSHOT_FILE_SUFFIX.length), size: s.size, file, mtimeMs: s.mtimeMs };
     }
     if (!newest) return undefined;
-    return { id: newest.id, size: newest.size, bytes: readWholeFile(newest.file, newest.size).catch(() => undefined) };
+    let bytes: Promise<Buffer | undefined> | undefined = readWholeFile(newest.file, newest.size).catch(() => undefined);
+    return {
+      id: newest.id,
+      size: newest.size,
+      done: bytes.then(() => undefined),
+      take() {
+        const taken = bytes ?? Promise.resolve(undefined);
+        bytes = undefined;
+        return taken;
+      },
+    };
   } catch {
     return undefined;
   }

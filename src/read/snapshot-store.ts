@@ -243,7 +243,16 @@ export class LocalSnapshotCache {
   private async prefetched(info: SnapshotInfo): Promise<Buffer | undefined> {
     const early = await this.prefetch;
     this.prefetch = undefined;
-    return early && early.id === info.id && early.size === info.size ? early.bytes : undefined;
+    if (!early) return undefined;
+    const bytes = early.take();
+    return early.id === info.id && early.size === info.size ? bytes : undefined;
+  }
+
+  /** Lets the early read's bytes go unused (the first load needed none from this host). */
+  forgetPrefetch(): void {
+    const early = this.prefetch;
+    this.prefetch = undefined;
+    void early?.then((it) => it?.take());
   }
 
   /** Keeps a copy (written aside, then renamed into place), and removes older ones. */
