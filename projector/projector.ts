@@ -98,7 +98,7 @@ export function createProjector(opts: ProjectorOptions): Projector {
     },
   });
   const listener = createOutboxListener(opts.connectionString, { onWake: () => wake(), log });
-  const snapshots = createSnapshotWriter({ pool: () => db(), search: !searchIndex, cacheDir: opts.snapshotCacheDir, log });
+  const snapshots = createSnapshotWriter({ pool: () => db(), connectionString: opts.connectionString, search: !searchIndex, cacheDir: opts.snapshotCacheDir, log });
 
   function db(): Pool {
     if (!pool) throw new Error('projector is not started');

@@ -1,8 +1,9 @@
 import type { Pool } from '../src/db/pool.ts';
-import { buildCurrentSnapshot, latestSnapshot, LocalSnapshotCache, type SnapshotInfo } from '../src/read/snapshot-store.ts';
-import { writeSnapshot } from './snapshot-writer.ts';
+import { latestSnapshot, type SnapshotInfo } from '../src/read/snapshot-store.ts';
 import { embeddedOptions, loadSearchSettings } from '../src/search/search-settings.ts';
 import type { ProjectorLog } from '../src/util/log.ts';
+import { runInWorker, type WorkerModule } from '../src/util/worker.ts';
+import type { SnapshotBuildJob, SnapshotBuildResult } from './snapshot-build-worker.ts';
 
 /**
  * The projection snapshots the leading projector writes for API processes (see
@@ -11,7 +12,9 @@ import type { ProjectorLog } from '../src/util/log.ts';
  * least a thousand products), or when it is an hour old and anything changed (so it never
  * falls behind the retention of removals). A build costs time in proportion to the catalog, so
  * after one the next waits nine times as long as it took (a bulk import does not rebuild on
- * every fiftieth).
+ * every fiftieth). Each build runs in a worker thread of its own (snapshot-build-worker.ts): the
+ * rows it reads and the index it builds never enter the serving process's heap, which would
+ * otherwise grow by several times the snapshot's size and keep much of it.
  */
 export interface SnapshotWriter {
   /** Writes a snapshot now if none is usable; resolves when one is. */
@@ -30,15 +33,18 @@ const CHECK_EVERY_MS = 5_000;
 /** After a build of d ms, the next (unless none is usable) waits REST_FACTOR × d. */
 const REST_FACTOR = 9;
 
+const BUILD_WORKER: WorkerModule = { source: 'projector/snapshot-build-worker.ts', compiled: 'src/snapshot-build-worker.js' };
+
 export function createSnapshotWriter(opts: {
   pool: () => Pool;
+  /** The database the worker thread connects to (the pool's own). */
+  connectionString: string;
   /** Whether API processes search the embedded engine (the snapshot then holds its index). */
   search: boolean;
   cacheDir?: string | undefined;
   log: ProjectorLog;
 }): SnapshotWriter {
-  const fields = opts.search ? embeddedOptions(loadSearchSettings()).searchableFields : undefined;
-  const cache = opts.cacheDir ? new LocalSnapshotCache(opts.cacheDir) : undefined;
+  const searchFields = opts.search ? embeddedOptions(loadSearchSettings()).searchableFields : undefined;
   let running: Promise<void> | undefined;
   let lastCheck = 0;
   let restUntil = 0;
@@ -61,12 +67,10 @@ export function createSnapshotWriter(opts: {
   }
 
   async function write(): Promise<void> {
-    const pool = opts.pool();
     const started = Date.now();
-    const snapshot = await buildCurrentSnapshot(pool, fields);
-    const bytes = snapshot.encode();
-    const info = await writeSnapshot(pool, snapshot, bytes);
-    await cache?.write(info, bytes).catch((err: unknown) => opts.log.warn({ err }, 'could not keep a local copy of the projection snapshot'));
+    const job: SnapshotBuildJob = { connectionString: opts.connectionString, searchFields, cacheDir: opts.cacheDir };
+    const { info, cacheError } = await runInWorker<SnapshotBuildResult>(BUILD_WORKER, job);
+    if (cacheError !== undefined) opts.log.warn({ err: new Error(cacheError) }, 'could not keep a local copy of the projection snapshot');
     const ms = Date.now() - started;
     restUntil = Date.now() + REST_FACTOR * ms;
     opts.log.info({ version: info.version, listings: info.listings, megabytes: Math.round(info.size / 2 ** 20), ms }, 'wrote a projection snapshot');

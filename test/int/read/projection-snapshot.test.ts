@@ -243,9 +243,26 @@ describe('projection snapshots', () => {
   it('when changes pile up the projector writes a newer snapshot, and a running process moves to it', async () => {
     const running = await mirror();
     const before = (await snapshots())[0]!;
-    // More than a thousand changes (and a fiftieth of the catalog): a new snapshot is due.
-    await db.pool.query(`UPDATE catalog.listings SET punchline = punchline || ' again' WHERE slug LIKE 'listing-%'`);
-    await projector.catchUp();
+    // The build runs in a worker thread with a connection of its own: held at its first write
+    // of a part by a lock taken here, it is seen waiting under that connection's name.
+    const holder = await db.pool.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE projection.snapshot_parts IN SHARE MODE');
+      // More than a thousand changes (and a fiftieth of the catalog): a new snapshot is due.
+      await db.pool.query(`UPDATE catalog.listings SET punchline = punchline || ' again' WHERE slug LIKE 'listing-%'`);
+      await projector.catchUp();
+      await until('the build waits to write its first part', async () => {
+        const { rows } = await db.pool.query<{ application_name: string }>(
+          `SELECT application_name FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO projection.snapshot_parts%'`,
+        );
+        return rows.length === 1 && rows[0]!.application_name === 'catalog-snapshot';
+      });
+      expect((await snapshots()).filter((s) => s.complete).map((s) => s.id)).toEqual([before.id]);
+    } finally {
+      await holder.query('COMMIT');
+      holder.release();
+    }
     await until('a newer snapshot is written', async () => (await snapshots()).some((s) => s.version > before.version && s.complete));
     expect((await snapshots()).map((s) => s.id)).not.toContain(before.id);
     await until('the running process moves to it', async () => {
