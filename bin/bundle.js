@@ -26,8 +26,8 @@ export async function bundle() {
   rmSync(path.join(outdir, 'chunks'), { recursive: true, force: true });
   await build({
     absWorkingDir: ROOT,
-    // The snapshot build runs in a worker thread started from its own file (src/util/worker.ts).
-    entryPoints: { cli: path.join(ROOT, 'src', 'cli.ts'), 'snapshot-build-worker': path.join(ROOT, 'projector', 'snapshot-build-worker.ts') },
+    // The snapshot build runs as a child process started from its own file (src/util/child-task.ts).
+    entryPoints: { cli: path.join(ROOT, 'src', 'cli.ts'), 'snapshot-build-task': path.join(ROOT, 'projector', 'snapshot-build-task.ts') },
     outdir,
     bundle: true,
     splitting: true,

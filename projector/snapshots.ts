@@ -2,8 +2,8 @@ import type { Pool } from '../src/db/pool.ts';
 import { latestSnapshot, type SnapshotInfo } from '../src/read/snapshot-store.ts';
 import { embeddedOptions, loadSearchSettings } from '../src/search/search-settings.ts';
 import type { ProjectorLog } from '../src/util/log.ts';
-import { runInWorker, type WorkerModule } from '../src/util/worker.ts';
-import type { SnapshotBuildJob, SnapshotBuildResult } from './snapshot-build-worker.ts';
+import { runChildTask, type ChildTaskModule } from '../src/util/child-task.ts';
+import type { SnapshotBuildJob, SnapshotBuildResult } from './snapshot-build-task.ts';
 
 /**
  * The projection snapshots the leading projector writes for API processes (see
@@ -12,9 +12,10 @@ import type { SnapshotBuildJob, SnapshotBuildResult } from './snapshot-build-wor
  * least a thousand products), or when it is an hour old and anything changed (so it never
  * falls behind the retention of removals). A build costs time in proportion to the catalog, so
  * after one the next waits nine times as long as it took (a bulk import does not rebuild on
- * every fiftieth). Each build runs in a worker thread of its own (snapshot-build-worker.ts): the
- * rows it reads and the index it builds never enter the serving process's heap, which would
- * otherwise grow by several times the snapshot's size and keep much of it.
+ * every fiftieth). Each build runs in a child process of its own (snapshot-build-task.ts): the
+ * rows it reads and the index it builds never enter the serving process's memory, which would
+ * otherwise grow by several times the snapshot's size and keep much of it, and the build's
+ * seconds of work do not hold up its answers.
  */
 export interface SnapshotWriter {
   /** Writes a snapshot now if none is usable; resolves when one is. */
@@ -33,11 +34,11 @@ const CHECK_EVERY_MS = 5_000;
 /** After a build of d ms, the next (unless none is usable) waits REST_FACTOR × d. */
 const REST_FACTOR = 9;
 
-const BUILD_WORKER: WorkerModule = { source: 'projector/snapshot-build-worker.ts', compiled: 'src/snapshot-build-worker.js' };
+const BUILD_TASK: ChildTaskModule = { source: 'projector/snapshot-build-task.ts', compiled: 'src/snapshot-build-task.js' };
 
 export function createSnapshotWriter(opts: {
   pool: () => Pool;
-  /** The database the worker thread connects to (the pool's own). */
+  /** The database the build's process connects to (the pool's own). */
   connectionString: string;
   /** Whether API processes search the embedded engine (the snapshot then holds its index). */
   search: boolean;
@@ -69,7 +70,7 @@ export function createSnapshotWriter(opts: {
   async function write(): Promise<void> {
     const started = Date.now();
     const job: SnapshotBuildJob = { connectionString: opts.connectionString, searchFields, cacheDir: opts.cacheDir };
-    const { info, cacheError } = await runInWorker<SnapshotBuildResult>(BUILD_WORKER, job);
+    const { info, cacheError } = await runChildTask<SnapshotBuildResult>(BUILD_TASK, job);
     if (cacheError !== undefined) opts.log.warn({ err: new Error(cacheError) }, 'could not keep a local copy of the projection snapshot');
     const ms = Date.now() - started;
     restUntil = Date.now() + REST_FACTOR * ms;
