@@ -14,6 +14,7 @@ import { sampleCatalog } from './catalog-sample.ts';
 import { measureExport, measureFeed, type ExportResult, type FeedResult } from './export-feed.ts';
 import { footprintOf, type Footprint } from './footprint.ts';
 import { measureFreshness, type FreshnessResult } from './freshness.ts';
+import { measureSnapshotMove, type SnapshotMoveResult } from './snapshot-move.ts';
 import { runLoad } from './load.ts';
 import { preflight } from './preflight.ts';
 import { familyCosts, formatFamilyCosts, formatProfileSummary, readProfile, summarizeProfile } from './profile-summary.ts';
@@ -30,10 +31,11 @@ const HELP = `usage: npm run bench -- [options]
   --connections N   concurrent connections of the load generator (default 10)
   --only IDS        run only these scenarios (comma-separated ids or id prefixes, e.g.
                     search-word,product; the baselines run with any load scenario) and
-                    only the phases named among freshness, export and feed
+                    only the phases named among freshness, export, feed and move
   --no-freshness    skip the freshness measurement
   --no-export       skip the export measurement
   --no-feed         skip the change-feed measurement
+  --no-move         skip the move to a newer snapshot (changes enough listings for one)
   --cpu-prof        CPU-profile the serve and api processes (node --cpu-prof) and print
                     where their time went
   --no-sources      skip the start-up measures from the TypeScript sources (tsx)
@@ -53,6 +55,7 @@ function parse() {
       'no-freshness': { type: 'boolean', default: false },
       'no-export': { type: 'boolean', default: false },
       'no-feed': { type: 'boolean', default: false },
+      'no-move': { type: 'boolean', default: false },
       'cpu-prof': { type: 'boolean', default: false },
       'no-sources': { type: 'boolean', default: false },
       fresh: { type: 'boolean', default: false },
@@ -80,6 +83,7 @@ function parse() {
     freshness: phase('freshness', values['no-freshness']),
     exportPhase: phase('export', values['no-export']),
     feed: phase('feed', values['no-feed']),
+    move: phase('move', values['no-move']),
     cpuProf: values['cpu-prof'],
     sources: !values['no-sources'],
     fresh: values.fresh,
@@ -271,6 +275,22 @@ async function main(): Promise<number> {
       feed = await measureFeed({ baseUrl: serve.url, serverPid: serve.pid, dataDir: data.dataDir, slugs, updatesPerSecond: 50, seconds: 15, giveUpMs: 10_000 });
       log(`  p50 ${feed.delivery.p50.toFixed(0)} ms, p99 ${feed.delivery.p99.toFixed(0)} ms over ${feed.answers} answers`);
     }
+    let move: SnapshotMoveResult | undefined;
+    if (opts.move) {
+      log('move: enough listings changed for a newer snapshot; product load until serve has moved to it…');
+      const all = buildScenarios(sample);
+      move = await measureSnapshotMove({
+        baseUrl: serve.url,
+        serverPid: serve.pid,
+        dataDir: data.dataDir,
+        tail: () => serve.child.tail(),
+        productRequests: all.find((s) => s.kind === 'product')!.requests,
+        settleRequests: all.filter((s) => s.kind === 'search-uncached').flatMap((s) => s.requests),
+        connections: opts.connections,
+        giveUpMs: 30 * 60_000,
+      });
+      log(`  written after ${move.writtenSeconds.toFixed(1)} s, serve moved after ${move.movedSeconds.toFixed(1)} s; serve RSS ${move.before.rssMB.toFixed(0)} → ${move.after.rssMB.toFixed(0)} MB`);
+    }
     await serve.stop();
 
     attachRatios(rows);
@@ -291,6 +311,7 @@ async function main(): Promise<number> {
       ...(freshness && { freshness }),
       ...(exported && { export: exported }),
       ...(feed && { feed }),
+      ...(move && { move }),
       footprint: { afterLoad, readyMs: serve.readyMs, atReady, ...(apiAfterLoad && { apiAfterLoad }), starts },
     };
     const report: RunReport = { ...partial, targets: checkTargets(partial) };
