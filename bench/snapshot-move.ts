@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { CHANGES_SHARE, MIN_CHANGES } from '../projector/snapshots.ts';
 import { embeddedConnectionString } from './freshness.ts';
 import { footprintOf, type Footprint } from './footprint.ts';
 import { runLoad, type LoadRequest, type LoadResult } from './load.ts';
@@ -29,9 +30,6 @@ export interface LoadSummary {
   max: number;
 }
 
-/** The projector's rule (projector/snapshots.ts): a fiftieth of the catalog, at least 1,000. */
-const MIN_CHANGES = 1000;
-const CHANGES_SHARE = 50;
 const CHUNK_SECONDS = 5;
 
 async function externalMB(baseUrl: string): Promise<number> {
@@ -72,6 +70,7 @@ export async function measureSnapshotMove(opts: {
   try {
     const known = new Set((await client.query<{ id: string }>('SELECT id FROM projection.snapshots')).rows.map((r) => r.id));
     const { rows } = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM projection.products');
+    // The projector's rule for a new snapshot, and a margin.
     const changed = Math.max(MIN_CHANGES, Math.ceil(rows[0]!.n / CHANGES_SHARE)) + 100;
     // A space appended, then taken off again: each listing changes twice and ends as it was.
     const target = `SELECT id FROM catalog.listings WHERE status = 'live' ORDER BY id LIMIT ${changed}`;

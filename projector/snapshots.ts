@@ -26,8 +26,9 @@ export interface SnapshotWriter {
   settle(): Promise<void>;
 }
 
-const MIN_CHANGES = 1000;
-const CHANGES_SHARE = 50;
+/** A new snapshot is due after this many changed products, and at least a CHANGES_SHARE-th of the catalog. */
+export const MIN_CHANGES = 1000;
+export const CHANGES_SHARE = 50;
 const MAX_AGE_MS = 60 * 60_000;
 /** Between two checks of whether a snapshot is due. */
 const CHECK_EVERY_MS = 5_000;
