@@ -25,6 +25,13 @@ export interface CatalogStart {
   timeoutMs?: number;
 }
 
+/**
+ * glibc's allocator settings the service is run with (Dockerfile, `npm start`): two arenas, and a
+ * fixed trim threshold, so that memory freed after a burst (an export's chunks and compressor
+ * state, a snapshot's read) goes back to the system instead of staying resident.
+ */
+export const ALLOCATOR_ENV: Record<string, string> = { MALLOC_ARENA_MAX: '2', MALLOC_TRIM_THRESHOLD_: '131072' };
+
 /** Configuration every benchmarked process shares: no rate limit in the way, quiet logs. */
 export const BENCH_ENV: Record<string, string> = {
   HOST: '127.0.0.1',
@@ -34,6 +41,9 @@ export const BENCH_ENV: Record<string, string> = {
   RATE_LIMIT_OTHER_PER_MIN: '10000000',
   RATE_LIMIT_EXPORT_PER_MIN: '10000000',
   RATE_LIMIT_CHANGES_PER_MIN: '10000000',
+  // glibc's allocator as the image and `npm start` set it (README: "Memory after exports");
+  // BENCH_GLIBC_MALLOC=default runs the processes with glibc's defaults instead, to compare.
+  ...(process.env.BENCH_GLIBC_MALLOC === 'default' ? {} : ALLOCATOR_ENV),
 };
 
 const LISTENING = /catalog (?:service|API) listening on (http:\/\/[^\s"]+)/;
