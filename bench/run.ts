@@ -36,7 +36,8 @@ const HELP = `usage: npm run bench -- [options]
   --no-export       skip the export measurement
   --no-feed         skip the change-feed measurement
   --no-move         skip the move to a newer snapshot (changes enough listings for one)
-  --cpu-prof        CPU-profile the serve and api processes (node --cpu-prof) and print
+  --cpu-prof        CPU-profile the serve and api processes and the bare Node baseline
+                    (node --cpu-prof) and print
                     where their time went
   --no-sources      skip the start-up measures from the TypeScript sources (tsx)
   --fresh           rebuild the benchmark database even when a current one exists
@@ -96,8 +97,8 @@ const log = (line: string) => process.stderr.write(`${line}\n`);
 const EXPORT_RUNS = 5;
 const EXPORT_COMPRESSED_RUNS = 3;
 
-async function startBaseline(mode: 'hello' | 'body' | 'answer', bodyFile?: string): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
-  const child = spawnNode(`baseline ${mode}`, { args: ['bin/run-ts.js', 'bench/baseline-server.ts', mode, ...(bodyFile ? [bodyFile] : [])] });
+async function startBaseline(mode: 'hello' | 'body' | 'answer', bodyFile?: string, nodeOptions: string[] = []): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
+  const child = spawnNode(`baseline ${mode}`, { args: ['bin/run-ts.js', 'bench/baseline-server.ts', mode, ...(bodyFile ? [bodyFile] : [])], nodeOptions });
   try {
     const m = await child.waitForLine(/baseline listening on (http:\/\/\S+)/, 30_000);
     return { url: m[1]!, pid: child.pid, stop: () => child.stop() };
@@ -208,7 +209,7 @@ async function main(): Promise<number> {
       const body = await startBaseline('body', bodyFile);
       const answerFile = path.join(work, 'product-answer.json');
       await writeFile(answerFile, JSON.stringify(await productAnswer(serve.url, sample.products[0]!.slug)));
-      const answer = await startBaseline('answer', answerFile);
+      const answer = await startBaseline('answer', answerFile, profileFlags('answer'));
       log(`baselines: hello-world at ${hello.url}, precomputed ${sample.searchPage.length}-byte search page at ${body.url}, bare Node product answer at ${answer.url}`);
 
       const origins: Record<Target, string> = { serve: serve.url, api: api.url, hello: hello.url, body: body.url, answer: answer.url };
@@ -325,7 +326,7 @@ async function main(): Promise<number> {
           const summary = summarizeProfile(profile);
           // The loader thread's profile is all startup; the main thread's is the one that served.
           if (summary.totalMs - summary.idleMs < 1000) continue;
-          log(`\n${formatProfileSummary(`catalog ${name}: ${full}`, summary)}`);
+          log(`\n${formatProfileSummary(`${name === 'answer' ? 'bare Node baseline' : `catalog ${name}`}: ${full}`, summary)}`);
           // Time per request by family of work, when this process served one kind of request.
           const served = rows.filter((r) => r.server === name);
           if (served.length === 1) {

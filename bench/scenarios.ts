@@ -104,6 +104,9 @@ function searchShapes(sample: CatalogSample): SearchShape[] {
 }
 
 export function buildScenarios(sample: CatalogSample): Scenario[] {
+  const productRequests = shuffled(sample.products.map((p) => p.slug))
+    .slice(0, SLUGS)
+    .map((slug) => ({ path: `/api/v1/products/${encodeURIComponent(slug)}` }));
   const scenarios: Scenario[] = [
     { id: 'baseline-hello', title: 'baseline: Fastify {"hello":"world"}', kind: 'baseline', target: 'hello', requests: [{ path: '/' }] },
     { id: 'baseline-body', title: 'baseline: Fastify precomputed 20-product page', kind: 'baseline', target: 'body', requests: [{ path: '/' }] },
@@ -112,7 +115,9 @@ export function buildScenarios(sample: CatalogSample): Scenario[] {
       title: "baseline: bare Node writing a product's answer (its headers and body)",
       kind: 'baseline',
       target: 'answer',
-      requests: [{ path: '/' }],
+      // The product scenario's own requests (it answers every path alike): the same request
+      // lines for the load generator to write and the server to parse.
+      requests: productRequests,
     },
   ];
   const shapes = searchShapes(sample);
@@ -144,9 +149,7 @@ export function buildScenarios(sample: CatalogSample): Scenario[] {
     kind: 'product',
     target: 'serve',
     baseline: 'hello',
-    requests: shuffled(sample.products.map((p) => p.slug))
-      .slice(0, SLUGS)
-      .map((slug) => ({ path: `/api/v1/products/${encodeURIComponent(slug)}` })),
+    requests: productRequests,
   });
   scenarios.push({ id: 'categories', title: '/categories', kind: 'categories', target: 'serve', baseline: 'hello', requests: [{ path: '/api/v1/categories' }] });
   const word = sample.words[0]?.word;
