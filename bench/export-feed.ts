@@ -52,7 +52,8 @@ function otherCoresMeter(serverPid: number): () => number {
 export interface ExportResult {
   runs: ExportRun[];
   /** Serving process memory before the first and after the last export. */
-  footprint: { before: Footprint; after: Footprint };
+  /** serve's footprint before the exports, right after them, and after SETTLE_MS with nothing to do. */
+  footprint: { before: Footprint; after: Footprint; settled: Footprint };
 }
 
 function exportOnce(baseUrl: string, coding: ExportRun['coding'], serverPid: number): Promise<ExportRun> {
@@ -89,6 +90,8 @@ function exportOnce(baseUrl: string, coding: ExportRun['coding'], serverPid: num
   });
 }
 
+const SETTLE_MS = 5000;
+
 export async function measureExport(opts: { baseUrl: string; serverPid: number; runs: number; compressedRuns: number }): Promise<ExportResult> {
   const before = await footprintOf(opts.serverPid);
   const runs: ExportRun[] = [];
@@ -102,7 +105,10 @@ export async function measureExport(opts: { baseUrl: string; serverPid: number; 
     if (run.status !== 200) throw new Error(`GET /api/v1/export answered ${run.status}`);
     runs.push(run);
   }
-  return { runs, footprint: { before, after: await footprintOf(opts.serverPid) } };
+  const after = await footprintOf(opts.serverPid);
+  // What stays resident once the exports' garbage is collected and the allocator has had its say.
+  await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+  return { runs, footprint: { before, after, settled: await footprintOf(opts.serverPid) } };
 }
 
 export interface FeedOptions {

@@ -174,13 +174,23 @@ export function checkTargets(report: Omit<RunReport, 'targets'>): TargetCheck[] 
   const rssLimit = size >= 1_000_000 ? 2048 : size >= 100_000 ? 300 : undefined;
   const fp = report.footprint;
   checks.push({
-    name: report.move ? 'RSS after load (serve; api; serve after a move to a newer snapshot)' : 'RSS after load (serve; api)',
+    name: 'RSS after load (serve; api)',
     goal: rssLimit ? `≤ ${int(rssLimit)} MB at ${int(size)} listings` : '≤ 300 MB at 100,000 listings, ≤ 2 GB at 1,000,000',
-    measured:
-      `serve ${int(fp.afterLoad.rssMB)} MB (peak ${int(fp.afterLoad.peakRssMB)})${fp.apiAfterLoad ? `; api ${int(fp.apiAfterLoad.rssMB)} MB (peak ${int(fp.apiAfterLoad.peakRssMB)})` : ''}` +
-      (report.move ? `; serve after a move to a newer snapshot ${int(report.move.after.rssMB)} MB` : ''),
-    met: rssLimit ? Math.max(fp.afterLoad.rssMB, fp.apiAfterLoad?.rssMB ?? 0, report.move?.after.rssMB ?? 0) <= rssLimit : null,
+    measured: `serve ${int(fp.afterLoad.rssMB)} MB (peak ${int(fp.afterLoad.peakRssMB)})${fp.apiAfterLoad ? `; api ${int(fp.apiAfterLoad.rssMB)} MB (peak ${int(fp.apiAfterLoad.peakRssMB)})` : ''}`,
+    met: rssLimit ? Math.max(fp.afterLoad.rssMB, fp.apiAfterLoad?.rssMB ?? 0) <= rssLimit : null,
   });
+  if (report.move) {
+    // The move must let the snapshot it moved from go: what serve holds after it is compared with
+    // what it held before it, after the same load (the phases before the move, exports among
+    // them, leave their own working memory, which is no part of this).
+    const { before, after } = report.move;
+    checks.push({
+      name: 'serve after a move to a newer snapshot',
+      goal: `RSS ≤ ${int(MOVE_RSS_GROWTH * 100)} % of its RSS before the move (the old snapshot let go)`,
+      measured: `${int(before.rssMB)} → ${int(after.rssMB)} MB (peak ${int(after.peakRssMB)}), external memory ${int(before.externalMB)} → ${int(after.externalMB)} MB`,
+      met: after.rssMB <= before.rssMB * MOVE_RSS_GROWTH,
+    });
+  }
   const readyLimit = size >= 1_000_000 ? 10_000 : size >= 100_000 ? 1000 : 5000;
   for (const command of ['serve', 'api'] as const) {
     const measured = fp.starts.filter((m) => m.command === command);
@@ -196,6 +206,9 @@ export function checkTargets(report: Omit<RunReport, 'targets'>): TargetCheck[] 
   }
   return checks;
 }
+
+/** After a move, serve's RSS may exceed its RSS before it by this factor at most (noise, the new snapshot's delta). */
+const MOVE_RSS_GROWTH = 1.1;
 
 function table(header: string[], rows: string[][], rightAligned: Set<number>): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
@@ -278,7 +291,7 @@ export function formatReport(r: RunReport): string {
         ];
       });
     out.push(
-      `Export: GET /api/v1/export read whole by one client, one request at a time (the first uncompressed one also orders the catalog at its version); serve RSS ${int(e.footprint.before.rssMB)} MB before, ${int(e.footprint.after.rssMB)} MB after (peak ${int(e.footprint.after.peakRssMB)} MB):`,
+      `Export: GET /api/v1/export read whole by one client, one request at a time (the first uncompressed one also orders the catalog at its version); serve RSS ${int(e.footprint.before.rssMB)} MB before, ${int(e.footprint.after.rssMB)} MB after (peak ${int(e.footprint.after.peakRssMB)} MB), ${int(e.footprint.settled.rssMB)} MB 5 s later:`,
       table(
         ['coding', 'runs', 'MB on the wire', 'first run ms', 'last byte p50 ms', 'slowest ms', 'first byte p50 ms', 'server CPU p50 ms', 'wire MB/s', 'other cores (max)'],
         rows,
