@@ -1,4 +1,6 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { SourceMap } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -13,8 +15,15 @@ import { fileURLToPath } from 'node:url';
  */
 interface ProfileNode {
   id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
+  callFrame: CallFrame;
   children?: number[];
+}
+interface CallFrame {
+  functionName: string;
+  url: string;
+  /** Zero-based, in the file the process ran. */
+  lineNumber: number;
+  columnNumber?: number;
 }
 interface CpuProfile {
   nodes: ProfileNode[];
@@ -46,6 +55,27 @@ function sourceOf(url: string): string {
   return repo;
 }
 
+const sourceMaps = new Map<string, SourceMap | null>();
+
+/**
+ * Where a frame's code was written: for the compiled build (dist/, bundled, with a source map
+ * beside each file) the original file and line, so that the catalog's modules and the packages
+ * bundled with them are told apart as when the sources run; otherwise the frame's own.
+ */
+function original(frame: CallFrame): { url: string; line: number } {
+  const { url, lineNumber } = frame;
+  if (!url.startsWith('file://') || !url.endsWith('.js')) return { url, line: lineNumber };
+  const file = fileURLToPath(url);
+  let map = sourceMaps.get(file);
+  if (map === undefined) {
+    map = existsSync(`${file}.map`) ? new SourceMap(JSON.parse(readFileSync(`${file}.map`, 'utf8')) as ConstructorParameters<typeof SourceMap>[0]) : null;
+    sourceMaps.set(file, map);
+  }
+  const entry = map?.findEntry(lineNumber, frame.columnNumber ?? 0) as { originalSource?: string; originalLine?: number } | undefined;
+  if (!entry?.originalSource) return { url, line: lineNumber };
+  return { url: path.resolve(path.dirname(file), entry.originalSource), line: entry.originalLine ?? lineNumber };
+}
+
 export function summarizeProfile(profile: CpuProfile, top = 25): ProfileSummary {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const self = new Map<number, number>();
@@ -59,7 +89,8 @@ export function summarizeProfile(profile: CpuProfile, top = 25): ProfileSummary 
   let total = 0;
   for (const [id, us] of self) {
     const node = byId.get(id)!;
-    const { functionName, url, lineNumber } = node.callFrame;
+    const { functionName } = node.callFrame;
+    const { url, line: lineNumber } = original(node.callFrame);
     total += us;
     if (functionName === '(idle)' || functionName === '(program)' || functionName === '(garbage collector)') {
       if (functionName === '(idle)') idle += us;
@@ -85,8 +116,9 @@ export function summarizeProfile(profile: CpuProfile, top = 25): ProfileSummary 
   for (const [id, us] of self) {
     const seen = new Set<string>();
     for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
-      const { url, functionName } = byId.get(cur)!.callFrame;
-      if (functionName === '(idle)') break;
+      const frame = byId.get(cur)!.callFrame;
+      if (frame.functionName === '(idle)') break;
+      const { url } = original(frame);
       if (url) seen.add(sourceOf(url));
     }
     for (const source of seen) inclusive.set(source, (inclusive.get(source) ?? 0) + us);
@@ -150,7 +182,8 @@ export function familyCosts(profile: CpuProfile, requests: number): FamilyCosts 
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   const frameKey = (id: number) => {
-    const { functionName, url } = byId.get(id)!.callFrame;
+    const { functionName } = byId.get(id)!.callFrame;
+    const { url } = original(byId.get(id)!.callFrame);
     return `${functionName || '(anonymous)'} ${url ? sourceOf(url) === 'node internals' ? url : url.includes('node_modules/') ? url.slice(url.lastIndexOf('node_modules/') + 13) : sourceOf(url) : 'native'}`;
   };
   const familyOf = new Map<number, string>();
@@ -161,7 +194,7 @@ export function familyCosts(profile: CpuProfile, requests: number): FamilyCosts 
     let source: string | undefined;
     for (let cur: number | undefined = leaf; cur !== undefined && !found; cur = parent.get(cur)) {
       const key = frameKey(cur);
-      const url = byId.get(cur)!.callFrame.url;
+      const { url } = original(byId.get(cur)!.callFrame);
       if (source === undefined && url) source = sourceOf(url);
       for (const [family, frame] of FAMILIES) {
         if (frame.test(key)) {
