@@ -167,6 +167,7 @@ const FAMILIES: Array<[family: string, frame: RegExp]> = [
   ['MCP: SDK server and transport', /@modelcontextprotocol|@hono/],
   ['MCP: route and fast path (src/mcp)', /src\/mcp\//],
   ['REST handlers (rest.ts)', /src\/http\/rest\.ts/],
+  ['direct reads: request glue, headers (direct-reads.ts)', /src\/http\/direct-reads\.ts/],
   ['routing (find-my-way)', /find-my-way/],
   ['Node: HTTP request parsing', /^(parserOnHeadersComplete|parserOnIncoming) /],
 ];
