@@ -51,7 +51,6 @@ function otherCoresMeter(serverPid: number): () => number {
 
 export interface ExportResult {
   runs: ExportRun[];
-  /** Serving process memory before the first and after the last export. */
   /** serve's footprint before the exports, right after them, and after SETTLE_MS with nothing to do. */
   footprint: { before: Footprint; after: Footprint; settled: Footprint };
 }
