@@ -189,7 +189,9 @@ async function main(): Promise<number> {
     noteStart(fresh.measure);
     await fresh.process.stop();
 
-    let scenarios = buildScenarios(sample);
+    // Every scenario, whatever --only keeps: the move phase takes its requests from them too.
+    const allScenarios = buildScenarios(sample);
+    let scenarios = allScenarios;
     if (opts.only) {
       const only = opts.only;
       scenarios = scenarios.filter((s) => s.kind === 'baseline' || only.some((o) => s.id === o || s.id.startsWith(o)));
@@ -279,14 +281,13 @@ async function main(): Promise<number> {
     let move: SnapshotMoveResult | undefined;
     if (opts.move) {
       log('move: enough listings changed for a newer snapshot; product load until serve has moved to it…');
-      const all = buildScenarios(sample);
       move = await measureSnapshotMove({
         baseUrl: serve.url,
         serverPid: serve.pid,
         dataDir: data.dataDir,
         tail: () => serve.child.tail(),
-        productRequests: all.find((s) => s.kind === 'product')!.requests,
-        settleRequests: all.filter((s) => s.kind === 'search-uncached').flatMap((s) => s.requests),
+        productRequests: allScenarios.find((s) => s.kind === 'product')!.requests,
+        settleRequests: allScenarios.filter((s) => s.kind === 'search-uncached').flatMap((s) => s.requests),
         connections: opts.connections,
         giveUpMs: 30 * 60_000,
       });
