@@ -47,30 +47,43 @@ export async function startTestStack(
 ): Promise<TestStack> {
   const db = await createTestDatabase();
   if (opts.seed !== false) await seedFixtureCatalog(db.pool);
-  const port = opts.realPublicUrl ? await freePort() : 0;
   const mails: MailMessage[] = [];
-  const config = loadConfig(
-    {},
-    {
-      DATABASE_URL: db.url,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      PUBLIC_URL: opts.realPublicUrl ? `http://127.0.0.1:${port}` : 'http://catalog.test',
-      SITE_URL: 'https://directory.test',
-      LOG_LEVEL: 'silent',
-      PROJECTOR_POLL_MS: '100',
-      ...opts.env,
-    },
-  );
-  const service = await startService(config, {
-    projector: true,
-    demo: false,
-    listen: opts.listen !== false,
-    logger: opts.logger ?? pino({ level: 'silent' }),
-    onMail: (message) => mails.push(message),
-    ...(opts.fetchOptions && { fetchOptions: opts.fetchOptions }),
-    ...(opts.badgeRechecks && { badgeRechecks: opts.badgeRechecks }),
-  });
+  const start = (port: number) =>
+    startService(
+      loadConfig(
+        {},
+        {
+          DATABASE_URL: db.url,
+          HOST: '127.0.0.1',
+          PORT: String(port),
+          PUBLIC_URL: opts.realPublicUrl ? `http://127.0.0.1:${port}` : 'http://catalog.test',
+          SITE_URL: 'https://directory.test',
+          LOG_LEVEL: 'silent',
+          PROJECTOR_POLL_MS: '100',
+          ...opts.env,
+        },
+      ),
+      {
+        projector: true,
+        demo: false,
+        listen: opts.listen !== false,
+        logger: opts.logger ?? pino({ level: 'silent' }),
+        onMail: (message) => mails.push(message),
+        ...(opts.fetchOptions && { fetchOptions: opts.fetchOptions }),
+        ...(opts.badgeRechecks && { badgeRechecks: opts.badgeRechecks }),
+      },
+    );
+  // A port chosen beforehand may be taken by another test's process before the service listens
+  // on it (the service starts for seconds after the choice): then it starts again on another.
+  let service: RunningService;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      service = await start(opts.realPublicUrl ? await freePort() : 0);
+      break;
+    } catch (err) {
+      if (!opts.realPublicUrl || (err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt === 5) throw err;
+    }
+  }
   const settle = async () => {
     // Every outbox row committed so far must be behind the projection checkpoint. catchUp()
     // alone may return while an unrelated open transaction holds the projector's horizon back.
