@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import type { SearchDocument } from '../search/port.ts';
 import { searchDocumentOf, type SearchRow } from '../search/search-row.ts';
 import { FrozenIndex, FrozenIndexBuilder, type FrozenIndexArrays } from '../search/embedded/frozen-index.ts';
-import { fillTable, hashBytes, ListingPositions, tableSize, uuidBytes } from '../search/embedded/listing-positions.ts';
+import { fillTable, FNV_OFFSET, FNV_PRIME, hashBytes, ListingPositions, tableSize, uuidBytes } from '../search/embedded/listing-positions.ts';
 import { decodeSections, encodeSections, GrowingBytes, GrowingNumbers, SnapshotFormatError, type SectionArray } from './snapshot-format.ts';
 
 /**
@@ -39,9 +39,17 @@ interface CatalogArrays {
 }
 
 const FLAG_WEBSITE_FOLLOWED = 1;
+/** Slots of a snapshot's table of ETag texts (a power of two). */
+const ETAG_SLOTS = 4096;
 
 export class Snapshot {
   readonly count: number;
+  /** Buffer views of the documents and the ETags, made once: each answer takes a range of them. */
+  private readonly docsView: Buffer;
+  private readonly etagsView: Buffer;
+  /** etagAt's table: the position whose ETag text each slot holds (-1: none), and the text. */
+  private readonly etagSlotPosition = new Int32Array(ETAG_SLOTS).fill(-1);
+  private readonly etagSlotText: string[] = new Array<string>(ETAG_SLOTS).fill('');
 
   constructor(
     /** Projection version the snapshot reflects. */
@@ -52,13 +60,14 @@ export class Snapshot {
     readonly search: FrozenIndex | undefined,
   ) {
     this.count = positions.count;
+    this.docsView = Buffer.from(catalog.docs.buffer, catalog.docs.byteOffset, catalog.docs.byteLength);
+    this.etagsView = Buffer.from(catalog.etags.buffer, catalog.etags.byteOffset, catalog.etags.byteLength);
   }
 
   /** The product's public JSON as UTF-8 bytes (a view, not a copy). */
   docBytes(p: number): Buffer {
-    const { docs, docStarts } = this.catalog;
-    const start = docStarts[p]!;
-    return Buffer.from(docs.buffer, docs.byteOffset + start, docStarts[p + 1]! - start);
+    const { docStarts } = this.catalog;
+    return this.docsView.subarray(docStarts[p]!, docStarts[p + 1]!);
   }
 
   doc(p: number): string {
@@ -76,10 +85,18 @@ export class Snapshot {
     return Buffer.from(slugs.buffer, slugs.byteOffset, slugs.byteLength).toString('utf8', slugStarts[p]!, slugStarts[p + 1]!);
   }
 
-  /** The strong ETag of the document (quoted), as etagOf(doc) makes it. */
+  /**
+   * The strong ETag of the document (quoted), as etagOf(doc) makes it. The texts of recently
+   * answered positions are kept, one per slot of a small table (a product asked for often
+   * finds its text there, the catalog's are never all held).
+   */
   etagAt(p: number): string {
-    const { etags } = this.catalog;
-    return `"${Buffer.from(etags.buffer, etags.byteOffset + p * 20, 20).toString('base64url')}"`;
+    const slot = p & (ETAG_SLOTS - 1);
+    if (this.etagSlotPosition[slot] === p) return this.etagSlotText[slot]!;
+    const text = `"${this.etagsView.toString('base64url', p * 20, p * 20 + 20)}"`;
+    this.etagSlotPosition[slot] = p;
+    this.etagSlotText[slot] = text;
+    return text;
   }
 
   websiteFollowed(p: number): boolean {
@@ -88,7 +105,33 @@ export class Snapshot {
 
   /** The position of the product with this slug, or -1. */
   positionOfSlug(slug: string): number {
-    const key = Buffer.from(slug, 'utf8');
+    const { slugs, slugStarts, slugTable } = this.catalog;
+    const mask = slugTable.length - 1;
+    // Slugs are ASCII (SLUG_PATTERN), whose characters are their UTF-8 bytes: hashed and
+    // compared as they stand, with no encoding per lookup. Anything else is encoded first.
+    let h = FNV_OFFSET;
+    for (let i = 0; i < slug.length; i++) {
+      const c = slug.charCodeAt(i);
+      if (c > 0x7f) return this.positionOfKey(Buffer.from(slug, 'utf8'));
+      h = Math.imul(h ^ c, FNV_PRIME);
+    }
+    let slot = (h >>> 0) & mask;
+    for (;;) {
+      const entry = slugTable[slot]!;
+      if (entry === 0) return -1;
+      const p = entry - 1;
+      const start = slugStarts[p]!;
+      if (slugStarts[p + 1]! - start === slug.length) {
+        let i = 0;
+        while (i < slug.length && slugs[start + i] === slug.charCodeAt(i)) i++;
+        if (i === slug.length) return p;
+      }
+      slot = (slot + 1) & mask;
+    }
+  }
+
+  /** The position of the product whose slug is these UTF-8 bytes, or -1. */
+  private positionOfKey(key: Uint8Array): number {
     const { slugs, slugStarts, slugTable } = this.catalog;
     const mask = slugTable.length - 1;
     let slot = hashBytes(key, 0, key.length) & mask;
@@ -98,14 +141,9 @@ export class Snapshot {
       const p = entry - 1;
       const start = slugStarts[p]!;
       if (slugStarts[p + 1]! - start === key.length) {
-        let same = true;
-        for (let i = 0; i < key.length; i++) {
-          if (slugs[start + i] !== key[i]) {
-            same = false;
-            break;
-          }
-        }
-        if (same) return p;
+        let i = 0;
+        while (i < key.length && slugs[start + i] === key[i]) i++;
+        if (i === key.length) return p;
       }
       slot = (slot + 1) & mask;
     }

@@ -45,9 +45,12 @@ export function uuidText(bytes: Uint8Array, at: number): string {
   return `${h(0)}${h(1)}${h(2)}${h(3)}-${h(4)}${h(5)}-${h(6)}${h(7)}-${h(8)}${h(9)}-${h(10)}${h(11)}${h(12)}${h(13)}${h(14)}${h(15)}`;
 }
 
+export const FNV_OFFSET = 0x811c9dc5;
+export const FNV_PRIME = 0x01000193;
+
 function hashBytes(bytes: Uint8Array, at: number, length: number): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < length; i++) h = Math.imul(h ^ bytes[at + i]!, 0x01000193);
+  let h = FNV_OFFSET;
+  for (let i = 0; i < length; i++) h = Math.imul(h ^ bytes[at + i]!, FNV_PRIME);
   return h >>> 0;
 }
 
