@@ -57,6 +57,8 @@ export interface RateLimitOptions {
 }
 
 const WINDOW_SECONDS = 60;
+/** Client addresses whose limiter key a bucket keeps (all are let go when it holds this many). */
+const KEPT_KEYS = 10_000;
 const REDIS_RETRY_MAX_MS = 1000;
 export const DEFAULT_PAGES_PER_MINUTE = 300;
 export const DEFAULT_EXPORT_PER_MINUTE = 6;
@@ -99,9 +101,9 @@ export function createRateLimits(opts: RateLimitOptions): RateLimits {
   const limiters = Object.fromEntries(
     (Object.keys(points) as Bucket[]).map((bucket) => {
       const limiter = make(bucket, points[bucket]);
-      return [bucket, { limiter, points: points[bucket], store: memoryStoreOf(limiter) }];
+      return [bucket, { limiter, points: points[bucket], store: memoryStoreOf(limiter), keys: new Map<string, string>() }];
     }),
-  ) as Record<Bucket, { limiter: RateLimiterAbstract; points: number; store: MemoryStore | undefined }>;
+  ) as Record<Bucket, { limiter: RateLimiterAbstract; points: number; store: MemoryStore | undefined; keys: Map<string, string> }>;
   const rejections: Record<Bucket, number> = { search: 0, other: 0, pages: 0, export: 0, changes: 0 };
   const allowed = (bucket: Bucket, points: number, remaining: number, msBeforeNext: number): RateDecision => ({
     allowed: true,
@@ -131,11 +133,17 @@ export function createRateLimits(opts: RateLimitOptions): RateLimits {
       );
     },
     consumeNow(bucket, ip) {
-      const { limiter, points, store } = limiters[bucket];
+      const { limiter, points, store, keys } = limiters[bucket];
       if (!store) return undefined;
       // What RateLimiterMemory.consume does (no block duration, not spread evenly), without
-      // the promise around it.
-      const res = store.incrby(limiter.getKey(ip), 1, windowSeconds);
+      // the promise around it. The limiter's key for an address is kept: made anew, it is a
+      // new string whose hash the store's map computes again on every request.
+      let key = keys.get(ip);
+      if (key === undefined) {
+        if (keys.size >= KEPT_KEYS) keys.clear();
+        keys.set(ip, (key = limiter.getKey(ip)));
+      }
+      const res = store.incrby(key, 1, windowSeconds);
       return res.consumedPoints > points ? refused(bucket, points, res.msBeforeNext) : allowed(bucket, points, points - res.consumedPoints, res.msBeforeNext);
     },
     redis,
@@ -177,18 +185,37 @@ export function rateLimitHeaders(d: RateDecision, nowMs = Date.now()): Record<st
  * Node's writeHead takes): the direct read path writes them without building an object.
  */
 export function pushRateLimitHeaders(into: string[], d: RateDecision, nowMs = Date.now()): void {
+  const fixed = fixedTextsOf(d);
   into.push(
     'x-ratelimit-limit',
-    String(d.limit),
+    fixed.limit,
     'x-ratelimit-remaining',
     String(d.remaining),
     // Unix time (seconds) at which the window ends.
     'x-ratelimit-reset',
     String(Math.ceil(nowMs / 1000) + d.resetSeconds),
     'ratelimit-policy',
-    `"${d.bucket}";q=${d.limit};w=${d.windowSeconds}`,
+    fixed.policy,
     'ratelimit',
     `"${d.bucket}";r=${d.remaining};t=${d.resetSeconds}`,
   );
   if (!d.allowed) into.push('retry-after', String(d.resetSeconds));
+}
+
+/** A bucket's header values that are the same in each of its decisions, written once. */
+interface FixedTexts {
+  readonly of: { readonly limit: number; readonly windowSeconds: number };
+  readonly limit: string;
+  readonly policy: string;
+}
+
+const fixedTexts = new Map<Bucket, FixedTexts>();
+
+function fixedTextsOf(d: RateDecision): FixedTexts {
+  let texts = fixedTexts.get(d.bucket);
+  if (texts === undefined || texts.of.limit !== d.limit || texts.of.windowSeconds !== d.windowSeconds) {
+    texts = { of: { limit: d.limit, windowSeconds: d.windowSeconds }, limit: String(d.limit), policy: `"${d.bucket}";q=${d.limit};w=${d.windowSeconds}` };
+    fixedTexts.set(d.bucket, texts);
+  }
+  return texts;
 }

@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { registerErrorHandling } from '../../../src/http/errors.ts';
-import { createRateLimits } from '../../../src/http/rate-limit.ts';
+import { createRateLimits, rateLimitHeaders } from '../../../src/http/rate-limit.ts';
 import { registerRest } from '../../../src/http/rest.ts';
 import { startTestStack, type TestStack } from '../../helpers/stack.ts';
 import { uniqueIp } from './rest-support.ts';
@@ -174,6 +174,29 @@ test('the budget comes back when the window ends (a 2-second window stands in fo
   } finally {
     await short.close();
     await rateLimits.close();
+  }
+});
+
+test('an address seen again after more than 10,000 others keeps its count, and each limit has its own header texts', async () => {
+  const rateLimits = createRateLimits({ searchPerMinute: 3, otherPerMinute: 5 });
+  const wider = createRateLimits({ searchPerMinute: 30, otherPerMinute: 50 });
+  try {
+    const ip = uniqueIp();
+    expect(rateLimits.consumeNow('search', ip)).toMatchObject({ allowed: true, remaining: 2 });
+    // More addresses than a bucket keeps the limiter keys of: they are all let go meanwhile.
+    for (let i = 0; i < 10_001; i++) rateLimits.consumeNow('search', `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`);
+    expect(rateLimits.consumeNow('search', ip)).toMatchObject({ allowed: true, remaining: 1 });
+    expect(rateLimits.consumeNow('search', ip)).toMatchObject({ allowed: true, remaining: 0 });
+    expect(rateLimits.consumeNow('search', ip)).toMatchObject({ allowed: false, remaining: 0 });
+    // The limit's own texts, for a bucket of the same name with another limit in the same process.
+    const narrow = rateLimitHeaders(rateLimits.consumeNow('other', ip)!);
+    const wide = rateLimitHeaders(wider.consumeNow('other', ip)!);
+    expect([narrow['x-ratelimit-limit'], narrow['ratelimit-policy']]).toEqual(['5', '"other";q=5;w=60']);
+    expect([wide['x-ratelimit-limit'], wide['ratelimit-policy']]).toEqual(['50', '"other";q=50;w=60']);
+    expect(rateLimitHeaders(rateLimits.consumeNow('other', ip)!)['ratelimit-policy']).toBe('"other";q=5;w=60');
+  } finally {
+    await rateLimits.close();
+    await wider.close();
   }
 });
 
