@@ -4,6 +4,7 @@ import proxyAddr from '@fastify/proxy-addr';
 import { parse as parseQueryString } from 'fast-querystring';
 import { parseSearchParamsIfPlain, plainProductSlug } from '../read/params.ts';
 import type { ReadBody, ReadService } from '../read/read-service.ts';
+import type { SearchQuery } from '../contract/schemas.ts';
 import { ifNoneMatchMatches } from './caching.ts';
 import { EXPOSED_HEADERS } from './cors.ts';
 import { requestIdFor } from './infrastructure.ts';
@@ -70,6 +71,12 @@ const EXPOSED = EXPOSED_HEADERS.join(', ');
 /** What every answer carries after its request id, as the Fastify path sets it (infrastructure.ts, then CORS). */
 const COMMON_HEADERS = ['x-content-type-options', 'nosniff', 'access-control-allow-origin', '*', 'access-control-expose-headers', EXPOSED];
 
+/** What a direct read answers with: a product (by slug), the categories, a cached search (by query). */
+const PRODUCT = 0;
+const CATEGORIES = 1;
+const SEARCH = 2;
+type Kind = typeof PRODUCT | typeof CATEGORIES | typeof SEARCH;
+
 /** Fastify's reading of TRUST_PROXY (lib/request.js, getTrustProxyFn), for the client address. */
 function trustFunction(trust: DirectReadsDeps['trustProxy']): ((addr: string, i: number) => boolean) | undefined {
   if (trust === false) return undefined;
@@ -99,6 +106,16 @@ export function createDirectReads(deps: DirectReadsDeps): DirectReads {
     if (!observer) byStatus.set(status, (observer = deps.observer(route, status)));
     observer((performance.now() - started) / 1000);
   };
+
+  /**
+   * What a request asks for, by its kind: a product by slug, the categories, a cached search.
+   * A function taking the kind and its argument, not a closure made per request.
+   */
+  function find(kind: Kind, arg: string | SearchQuery | undefined): DirectBody | undefined {
+    if (kind === PRODUCT) return read.productBytes(arg as string);
+    if (kind === CATEGORIES) return read.categories();
+    return read.cachedSearch(arg as SearchQuery);
+  }
 
   /** Writes the answer as the Fastify path does: its headers in its order, 304 on a match. */
   function answer(req: IncomingMessage, res: ServerResponse, id: string, decision: RateDecision, body: DirectBody, route: string, started: number): void {
@@ -144,16 +161,17 @@ export function createDirectReads(deps: DirectReadsDeps): DirectReads {
     spent: SpentBudget | undefined,
     route: string,
     started: number,
-    find: () => DirectBody | undefined,
+    kind: Kind,
+    arg: string | SearchQuery | undefined,
   ): void {
-    const body = decision.allowed && !closing() ? find() : undefined;
+    const body = decision.allowed && !closing() ? find(kind, arg) : undefined;
     if (body === undefined) handOver(req, res, fallback, spent ?? Promise.resolve(decision));
     else answer(req, res, id, decision, body, route, started);
   }
 
   /**
-   * Spends the budget, then answers with what `find` gives, or hands the request, its budget
-   * spent, to Fastify: a refusal, a limiter failure, or nothing to answer with.
+   * Spends the budget, then answers with what `find` gives for `kind` and `arg`, or hands the
+   * request, its budget spent, to Fastify: a refusal, a limiter failure, or nothing to answer with.
    */
   function spendThenAnswer(
     req: DirectReadRequest,
@@ -161,7 +179,8 @@ export function createDirectReads(deps: DirectReadsDeps): DirectReads {
     fallback: (req: IncomingMessage, res: ServerResponse) => void,
     bucket: Bucket,
     route: string,
-    find: () => DirectBody | undefined,
+    kind: Kind,
+    arg: string | SearchQuery | undefined,
   ): true {
     const started = performance.now();
     const id = requestIdFor(req);
@@ -169,12 +188,12 @@ export function createDirectReads(deps: DirectReadsDeps): DirectReads {
     // A budget kept in this process's memory is decided at once; one in Redis is asked for.
     const now = rateLimits.consumeNow(bucket, address);
     if (now !== undefined) {
-      settle(req, res, fallback, id, now, undefined, route, started, find);
+      settle(req, res, fallback, id, now, undefined, route, started, kind, arg);
       return true;
     }
     const spent = rateLimits.consume(bucket, address);
     spent.then(
-      (decision) => settle(req, res, fallback, id, decision, spent, route, started, find),
+      (decision) => settle(req, res, fallback, id, decision, spent, route, started, kind, arg),
       () => handOver(req, res, fallback, spent),
     );
     return true;
@@ -188,15 +207,15 @@ export function createDirectReads(deps: DirectReadsDeps): DirectReads {
     if (url.startsWith(PRODUCTS_PREFIX)) {
       const slug = plainProductSlug(url.slice(PRODUCTS_PREFIX.length));
       if (slug === undefined) return false;
-      return spendThenAnswer(req, res, fallback, 'other', PRODUCT_ROUTE, () => read.productBytes(slug));
+      return spendThenAnswer(req, res, fallback, 'other', PRODUCT_ROUTE, PRODUCT, slug);
     }
     if (url === CATEGORIES_PATH) {
-      return spendThenAnswer(req, res, fallback, 'other', CATEGORIES_PATH, () => read.categories());
+      return spendThenAnswer(req, res, fallback, 'other', CATEGORIES_PATH, CATEGORIES, undefined);
     }
     if (url === SEARCH_PATH || url.startsWith(`${SEARCH_PATH}?`)) {
       const query = parseSearchParamsIfPlain(url.length === SEARCH_PATH.length ? {} : parseQueryString(url.slice(SEARCH_PATH.length + 1)));
       if (query === undefined) return false;
-      return spendThenAnswer(req, res, fallback, 'search', SEARCH_PATH, () => read.cachedSearch(query));
+      return spendThenAnswer(req, res, fallback, 'search', SEARCH_PATH, SEARCH, query);
     }
     return false;
   };
