@@ -1,4 +1,5 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
+import type { IncomingMessage } from 'node:http';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { tooManyRequests } from '../contract/errors.ts';
 import type { Bucket, RateDecision, RateLimits } from '../http/rate-limit.ts';
 import type { ReadService } from '../read/read-service.ts';
@@ -9,7 +10,7 @@ import type { MakerCatalog } from '../catalog/maker-catalog.ts';
  * What the tools and the prompt need, split by lifetime. The MCP servers are built once and
  * reused across HTTP requests (see server.ts), so a handler never closes over a caller: it
  * gets the process-wide services (McpDeps) when registered, and the caller of the request it
- * is serving (McpCaller) from the request scope, with currentCaller().
+ * is serving (McpCaller) from the handler's `extra`, with callerOf(extra).
  */
 export interface McpDeps {
   read: ReadService;
@@ -34,20 +35,27 @@ export interface McpCaller {
   readonly log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
-const requestScope = new AsyncLocalStorage<McpCaller>();
-
 /**
- * Runs `fn` (the SDK's handling of one HTTP request) with `caller` as the request scope: every
- * tool and prompt handler it reaches, however many promise hops later, sees this caller.
+ * Each request's caller reaches the handlers through the SDK: the transport takes the request's
+ * `auth` (its AuthInfo) and passes it to every handler the request reaches as
+ * `extra.authInfo`. The caller is kept beside that object, not in it, so nothing else can
+ * pose as one. (Not an AsyncLocalStorage: on Node before 24, one in use puts a hook on every
+ * promise and every asynchronous resource of the process, the catalog's fastest answers
+ * included.)
  */
-export function runForCaller<T>(caller: McpCaller, fn: () => T): T {
-  return requestScope.run(caller, fn);
+const callers = new WeakMap<AuthInfo, McpCaller>();
+
+/** Gives `req`, about to be handled by the SDK's transport, `caller` as the caller of the handlers it reaches. */
+export function attachCaller(req: IncomingMessage & { auth?: AuthInfo }, caller: McpCaller): void {
+  const auth: AuthInfo = { token: '', clientId: '', scopes: caller.auth.kind === 'maker' ? [...caller.auth.scopes] : [] };
+  callers.set(auth, caller);
+  req.auth = auth;
 }
 
-/** The caller of the request being served. Throws outside runForCaller: a handler needs one. */
-export function currentCaller(): McpCaller {
-  const caller = requestScope.getStore();
-  if (!caller) throw new Error('an MCP handler ran outside the scope of an HTTP request');
+/** The caller of the request a handler serves (its `extra`). Throws when there is none: a handler needs one. */
+export function callerOf(extra: { authInfo?: AuthInfo | undefined }): McpCaller {
+  const caller = extra.authInfo && callers.get(extra.authInfo);
+  if (!caller) throw new Error('an MCP handler ran without the caller of its HTTP request');
   return caller;
 }
 

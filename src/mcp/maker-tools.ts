@@ -13,7 +13,7 @@ import { formatPrice, minorUnitOf } from '../money/money.ts';
 import type { PaymentLink } from '../catalog/payments/payment-port.ts';
 import { submitProduct, type SubmitOutcome } from '../catalog/submissions/submissions.ts';
 import { requestUpgrade } from '../catalog/payments/upgrades.ts';
-import { currentCaller, spendBudget, type McpDeps } from './call-context.ts';
+import { callerOf, spendBudget, type McpCaller, type McpDeps } from './call-context.ts';
 import { MAKER_TOOL_SCOPES } from './maker-tool-scopes.ts';
 import { advertised, argumentsObject } from './tool-schemas.ts';
 import { errorResult } from './tool-result.ts';
@@ -92,11 +92,10 @@ function jsonResult(body: Record<string, unknown>): CallToolResult {
  * not an HTTP failure: the model reads the result and can wait and retry, where a failed POST
  * would look to the host like a broken connection.
  */
-async function answer(run: () => Promise<CallToolResult>): Promise<CallToolResult> {
-  const caller = currentCaller();
+async function answer(caller: McpCaller, run: (caller: McpCaller) => Promise<CallToolResult>): Promise<CallToolResult> {
   if (caller.auth.kind === 'maker' && caller.auth.grantUnchecked) return errorResult(serviceUnavailable());
   try {
-    return await run();
+    return await run(caller);
   } catch (err) {
     if (err instanceof CatalogError) return errorResult(err);
     if (isDatabaseUnavailable(err)) {
@@ -109,9 +108,9 @@ async function answer(run: () => Promise<CallToolResult>): Promise<CallToolResul
 }
 
 /** The signed-in maker, with the scopes the tool needs (checked once more here). */
-function requireMaker(tool: string): string {
+function requireMaker(caller: McpCaller, tool: string): string {
   const needed = MAKER_TOOL_SCOPES[tool] ?? ([] as readonly Scope[]);
-  const check = checkScopes(currentCaller().auth, needed);
+  const check = checkScopes(caller.auth, needed);
   if (check.ok) return check.makerId;
   throw new CatalogError(check.status === 401 ? ErrorCode.UNAUTHORIZED : ErrorCode.FORBIDDEN, check.status, check.description);
 }
@@ -208,9 +207,8 @@ export function registerMakerTools(server: McpServer, deps: McpDeps): void {
       outputSchema: submitOutput,
       annotations: annotations('Submit a product', false),
     },
-    (args) =>
-      answer(async () => {
-        const caller = currentCaller();
+    (args, extra) =>
+      answer(callerOf(extra), async (caller) => {
         await spendBudget(deps.rateLimits, caller, 'other');
         const submission = parseArgs(submissionSchema, args);
         const auth = caller.auth;
@@ -233,11 +231,10 @@ export function registerMakerTools(server: McpServer, deps: McpDeps): void {
       outputSchema: { listings: z.array(listingOutput) },
       annotations: annotations('My listings', true),
     },
-    (args) =>
-      answer(async () => {
-        const caller = currentCaller();
+    (args, extra) =>
+      answer(callerOf(extra), async (caller) => {
         await spendBudget(deps.rateLimits, caller, 'other');
-        const makerId = requireMaker('my_listings');
+        const makerId = requireMaker(caller, 'my_listings');
         const { slug } = parseArgs(z.strictObject({ slug: z.string().trim().min(1, { error: 'slug must not be empty' }).max(200).optional() }), args);
         const listings = slug ? [await getMakerListing(maker.pool, maker.urls, makerId, slug)] : await listMakerListings(maker.pool, maker.urls, makerId);
         return jsonResult({ listings: listings.map(listingJson) });
@@ -272,11 +269,10 @@ export function registerMakerTools(server: McpServer, deps: McpDeps): void {
       },
       annotations: annotations('Update a listing', false),
     },
-    (args) =>
-      answer(async () => {
-        const caller = currentCaller();
+    (args, extra) =>
+      answer(callerOf(extra), async (caller) => {
         await spendBudget(deps.rateLimits, caller, 'other');
-        const makerId = requireMaker('update_listing');
+        const makerId = requireMaker(caller, 'update_listing');
         const { slug, ...rest } = (args ?? {}) as Record<string, unknown>;
         if (typeof slug !== 'string' || slug.trim() === '') throw badRequest([{ path: ['slug'], message: 'slug is required: one of your listings (see my_listings)' }]);
         const changes = parseArgs(listingChangesSchema, rest);
@@ -308,11 +304,10 @@ export function registerMakerTools(server: McpServer, deps: McpDeps): void {
       },
       annotations: annotations('Check the badge', true),
     },
-    (args) =>
-      answer(async () => {
-        const caller = currentCaller();
+    (args, extra) =>
+      answer(callerOf(extra), async (caller) => {
         await spendBudget(deps.rateLimits, caller, 'other');
-        const makerId = requireMaker('check_badge');
+        const makerId = requireMaker(caller, 'check_badge');
         const { slug } = parseArgs(slugArgument, args);
         const answer = await checkBadge(maker, makerId, slug);
         const message = {
@@ -342,11 +337,10 @@ export function registerMakerTools(server: McpServer, deps: McpDeps): void {
       outputSchema: { message: z.string(), payment: paymentOutput, listing: listingOutput },
       annotations: annotations('Upgrade to premium', false),
     },
-    (args) =>
-      answer(async () => {
-        const caller = currentCaller();
+    (args, extra) =>
+      answer(callerOf(extra), async (caller) => {
         await spendBudget(deps.rateLimits, caller, 'other');
-        const makerId = requireMaker('upgrade_listing');
+        const makerId = requireMaker(caller, 'upgrade_listing');
         const { slug } = parseArgs(slugArgument, args);
         const { listing, payment } = await requestUpgrade(maker.pool, maker.urls, maker.payments, makerId, slug);
         return jsonResult({

@@ -5,7 +5,7 @@ import type { Bucket } from '../http/rate-limit.ts';
 import { parseNoParams, parseProductSlug, parseSearchParams } from '../read/params.ts';
 import type { ReadBody, ReadService } from '../read/read-service.ts';
 import { CatalogError, internalError } from '../contract/errors.ts';
-import { currentCaller, spendBudget, type McpCaller, type McpDeps } from './call-context.ts';
+import { callerOf, spendBudget, type McpCaller, type McpDeps } from './call-context.ts';
 import { bodyResult, errorResult } from './tool-result.ts';
 import {
   categoryListOutput,
@@ -132,8 +132,8 @@ export async function runReadTool(tool: ReadTool, deps: McpDeps, caller: McpCall
 
 export function registerReadTools(server: McpServer, deps: McpDeps): void {
   for (const tool of READ_TOOLS) {
-    server.registerTool(tool.name, tool.config, async (args) => {
-      const outcome = await runReadTool(tool, deps, currentCaller(), args);
+    server.registerTool(tool.name, tool.config, async (args, extra) => {
+      const outcome = await runReadTool(tool, deps, callerOf(extra), args);
       return outcome instanceof CatalogError ? errorResult(outcome) : bodyResult(outcome.body);
     });
   }

@@ -8,7 +8,7 @@ import type { ReadService } from '../read/read-service.ts';
 import { rateLimitHeaders, type RateDecision, type RateLimits } from '../http/rate-limit.ts';
 import { resourceMetadataUrl } from '../http/oauth-routes.ts';
 import type { Caller } from '../auth/caller.ts';
-import { runForCaller, type McpCaller, type McpDeps } from './call-context.ts';
+import { attachCaller, type McpCaller, type McpDeps } from './call-context.ts';
 import { createDirectReadCalls, type DirectReadCalls } from './direct-read-calls.ts';
 import { jsonRpcError } from './jsonrpc-error.ts';
 import { authenticateMcpRequest, type McpAuth } from './mcp-auth.ts';
@@ -219,7 +219,8 @@ async function serveWithSdk(request: FastifyRequest, reply: FastifyReply, caller
   handOver(reply);
   try {
     await server.connect(transport);
-    await runForCaller(caller, () => transport.handleRequest(request.raw, res, request.body));
+    attachCaller(request.raw, caller);
+    await transport.handleRequest(request.raw, res, request.body);
     answered = true;
   } catch (err) {
     request.log.error({ err }, 'MCP request failed');

@@ -24,12 +24,12 @@ const sharedValidator = new AjvJsonSchemaValidator();
 /**
  * One MCP server with every tool and prompt. Handlers are registered once, with the
  * process-wide services only: whatever depends on the request (the caller's IP, the budget
- * headers, the logger, and later the signed-in maker) they take from the request scope with
- * currentCaller() (call-context.ts), never from a closure.
+ * headers, the logger, the signed-in maker) they take from their `extra` with callerOf(extra)
+ * (call-context.ts), never from a closure.
  *
  * Registering another tool: call server.registerTool here (or in a register* function called
- * here), read the caller inside the handler with currentCaller() and the token's grant from
- * `extra.authInfo`, spend a budget with spendBudget(deps.rateLimits, caller, bucket); tools/list
+ * here), read the caller (its address, the signed-in maker and the scopes granted) inside the
+ * handler with callerOf(extra), spend a budget with spendBudget(deps.rateLimits, caller, bucket); tools/list
  * then advertises it with its input and output schemas. Only the three read tools also have
  * the fast path of direct-read-calls.ts; every other tool is served by the SDK, unchanged.
  */

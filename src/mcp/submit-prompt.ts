@@ -2,7 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { badRequest, CatalogError } from '../contract/errors.ts';
 import { categoryListSchema, pricingModelSchema, productTypeSchema, type Category } from '../contract/schemas.ts';
-import { currentCaller, spendBudget, type McpDeps } from './call-context.ts';
+import { callerOf, spendBudget, type McpDeps } from './call-context.ts';
 
 /**
  * The submit_to_directory prompt: turns a product website into a listing draft the maker
@@ -82,9 +82,9 @@ export function registerSubmitPrompt(server: McpServer, deps: McpDeps): void {
       // Any value reaches the callback, which validates it; the argument is still listed as required.
       argsSchema: { website: z.string({ error: WEBSITE_RULE }).describe("the product's website, an http(s) URL such as https://example.com") },
     },
-    async (args) => {
+    async (args, extra) => {
       try {
-        await spendBudget(deps.rateLimits, currentCaller(), 'other');
+        await spendBudget(deps.rateLimits, callerOf(extra), 'other');
       } catch (err) {
         if (err instanceof CatalogError) throw new PromptRefused(RATE_LIMITED, err.message, err);
         throw err;
