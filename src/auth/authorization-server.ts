@@ -6,6 +6,7 @@ import { UNAVAILABLE_RETRY_SECONDS } from '../contract/errors.ts';
 import type { Pool } from '../db/pool.ts';
 import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import { loadOidcProvider } from './load-oidc-provider.ts';
+import { withProviderContextReleased } from './provider-context.ts';
 import { CLIENT_DOCUMENT_MAX_BYTES, clientDocumentProblem } from './client-document-problem.ts';
 import { createOAuthStore, spendCodeOnWrongVerifier } from './oauth-store.ts';
 import { dropResourceScopes, normalizeRedirectKind } from './redirect-uris.ts';
@@ -373,5 +374,5 @@ async function buildAuthorizationServer(opts: AuthorizationServerOptions): Promi
   });
 
   const callback = provider.callback();
-  return { provider, handle: (req, res) => Promise.resolve(callback(req, res)) };
+  return { provider, handle: await withProviderContextReleased((req, res) => Promise.resolve(callback(req, res))) };
 }
