@@ -1,4 +1,4 @@
-import type { AsyncLocalStorage } from 'node:async_hooks';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /**
@@ -34,8 +34,7 @@ export async function withProviderContextReleased(
 export async function providerStorage(): Promise<AsyncLocalStorage<unknown> | undefined> {
   try {
     const { default: storage } = (await import('oidc-provider/lib/helpers/als.js')) as { default?: unknown };
-    const { AsyncLocalStorage: Storage } = await import('node:async_hooks');
-    return storage instanceof Storage ? (storage as AsyncLocalStorage<unknown>) : undefined;
+    return storage instanceof AsyncLocalStorage ? (storage as AsyncLocalStorage<unknown>) : undefined;
   } catch {
     return undefined;
   }

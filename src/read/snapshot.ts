@@ -41,12 +41,15 @@ interface CatalogArrays {
 const FLAG_WEBSITE_FOLLOWED = 1;
 /** Slots of a snapshot's table of ETag texts (a power of two). */
 const ETAG_SLOTS = 4096;
+/** A UTF-16 code unit outside ASCII (surrogates included). */
+const NOT_ASCII = /[\u0080-\uffff]/;
 
 export class Snapshot {
   readonly count: number;
-  /** Buffer views of the documents and the ETags, made once: each answer takes a range of them. */
+  /** Buffer views of the documents, the ETags and the slugs, made once: each answer takes a range of them. */
   private readonly docsView: Buffer;
   private readonly etagsView: Buffer;
+  private readonly slugsView: Buffer;
   /** etagAt's table: the position whose ETag text each slot holds (-1: none), and the text. */
   private readonly etagSlotPosition = new Int32Array(ETAG_SLOTS).fill(-1);
   private readonly etagSlotText: string[] = new Array<string>(ETAG_SLOTS).fill('');
@@ -62,6 +65,7 @@ export class Snapshot {
     this.count = positions.count;
     this.docsView = Buffer.from(catalog.docs.buffer, catalog.docs.byteOffset, catalog.docs.byteLength);
     this.etagsView = Buffer.from(catalog.etags.buffer, catalog.etags.byteOffset, catalog.etags.byteLength);
+    this.slugsView = Buffer.from(catalog.slugs.buffer, catalog.slugs.byteOffset, catalog.slugs.byteLength);
   }
 
   /** The product's public JSON as UTF-8 bytes (a view, not a copy). */
@@ -76,13 +80,13 @@ export class Snapshot {
 
   /** Bytes of every document of positions [from, to), one after another with no separator (a view). */
   docRange(from: number, to: number): Buffer {
-    const { docs, docStarts } = this.catalog;
-    return Buffer.from(docs.buffer, docs.byteOffset + docStarts[from]!, docStarts[to]! - docStarts[from]!);
+    const { docStarts } = this.catalog;
+    return this.docsView.subarray(docStarts[from]!, docStarts[to]!);
   }
 
   slugAt(p: number): string {
-    const { slugs, slugStarts } = this.catalog;
-    return Buffer.from(slugs.buffer, slugs.byteOffset, slugs.byteLength).toString('utf8', slugStarts[p]!, slugStarts[p + 1]!);
+    const { slugStarts } = this.catalog;
+    return this.slugsView.toString('utf8', slugStarts[p]!, slugStarts[p + 1]!);
   }
 
   /**
@@ -105,36 +109,14 @@ export class Snapshot {
 
   /** The position of the product with this slug, or -1. */
   positionOfSlug(slug: string): number {
+    // Hashed and compared as UTF-8 bytes, one character per byte: an ASCII slug (every slug
+    // SLUG_PATTERN takes) as it stands, with no encoding per lookup; any other once encoded.
+    const key = NOT_ASCII.test(slug) ? Buffer.from(slug, 'utf8').toString('latin1') : slug;
     const { slugs, slugStarts, slugTable } = this.catalog;
     const mask = slugTable.length - 1;
-    // Slugs are ASCII (SLUG_PATTERN), whose characters are their UTF-8 bytes: hashed and
-    // compared as they stand, with no encoding per lookup. Anything else is encoded first.
     let h = FNV_OFFSET;
-    for (let i = 0; i < slug.length; i++) {
-      const c = slug.charCodeAt(i);
-      if (c > 0x7f) return this.positionOfKey(Buffer.from(slug, 'utf8'));
-      h = Math.imul(h ^ c, FNV_PRIME);
-    }
+    for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), FNV_PRIME);
     let slot = (h >>> 0) & mask;
-    for (;;) {
-      const entry = slugTable[slot]!;
-      if (entry === 0) return -1;
-      const p = entry - 1;
-      const start = slugStarts[p]!;
-      if (slugStarts[p + 1]! - start === slug.length) {
-        let i = 0;
-        while (i < slug.length && slugs[start + i] === slug.charCodeAt(i)) i++;
-        if (i === slug.length) return p;
-      }
-      slot = (slot + 1) & mask;
-    }
-  }
-
-  /** The position of the product whose slug is these UTF-8 bytes, or -1. */
-  private positionOfKey(key: Uint8Array): number {
-    const { slugs, slugStarts, slugTable } = this.catalog;
-    const mask = slugTable.length - 1;
-    let slot = hashBytes(key, 0, key.length) & mask;
     for (;;) {
       const entry = slugTable[slot]!;
       if (entry === 0) return -1;
@@ -142,7 +124,7 @@ export class Snapshot {
       const start = slugStarts[p]!;
       if (slugStarts[p + 1]! - start === key.length) {
         let i = 0;
-        while (i < key.length && slugs[start + i] === key[i]) i++;
+        while (i < key.length && slugs[start + i] === key.charCodeAt(i)) i++;
         if (i === key.length) return p;
       }
       slot = (slot + 1) & mask;
