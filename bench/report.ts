@@ -121,6 +121,28 @@ export function checkTargets(report: Omit<RunReport, 'targets'>): TargetCheck[] 
     const ceiling = bare && hello.length ? ` (bare Node writing the same answer: ${pct(bare.okPerSecond / (hello.reduce((a, b) => a + b, 0) / hello.length))}${cpuNote(bare, 'hello')})` : '';
     checks.push({ name: '/products/{slug} vs hello-world baseline', goal: '≥ 70 % of its req/s', measured: `${pct(product.ratio)}${cpuNote(product, 'hello')}${ceiling}`, met: product.ratio >= 0.7 });
   }
+  // The budgets' cost: the same products with budgets in Redis (an address, then a key), side by side.
+  const redisRow = rows.find((r) => r.id === 'product-redis');
+  const keyRow = rows.find((r) => r.id === 'product-key');
+  if (product && redisRow) {
+    const ratio = redisRow.okPerSecond / product.okPerSecond;
+    const micros = (row: ScenarioRow) => serverMicrosPerRequest(row)?.toFixed(0) ?? '-';
+    checks.push({
+      name: '/products/{slug} with budgets in Redis vs in memory',
+      goal: '≥ 85 % of its req/s',
+      measured: `${pct(ratio)} (${int(redisRow.okPerSecond)} vs ${int(product.okPerSecond)} req/s; server CPU ${micros(redisRow)} vs ${micros(product)} µs/request)`,
+      met: ratio >= 0.85,
+    });
+    if (keyRow) {
+      const keyed = keyRow.okPerSecond / redisRow.okPerSecond;
+      checks.push({
+        name: '/products/{slug} with a consumer key vs as an address (budgets in Redis)',
+        goal: 'within 3 % of its req/s',
+        measured: `${pct(keyed)} (${int(keyRow.okPerSecond)} vs ${int(redisRow.okPerSecond)} req/s; server CPU ${micros(keyRow)} vs ${micros(redisRow)} µs/request)`,
+        met: keyed >= 0.97,
+      });
+    }
+  }
   for (const row of rows.filter((r) => r.kind === 'mcp' && r.ratio !== undefined)) {
     const baseline = row.baseline === 'hello' ? 'hello-world' : 'precomputed-body';
     checks.push({
@@ -217,7 +239,7 @@ function table(header: string[], rows: string[][], rightAligned: Set<number>): s
   return [line(header), rule, ...rows.map(line)].join('\n');
 }
 
-const SERVER: Record<Target, string> = { serve: 'serve', api: 'api, cache off', hello: 'baseline', body: 'baseline', answer: 'baseline' };
+const SERVER: Record<Target, string> = { serve: 'serve', api: 'api, cache off', redis: 'api, Redis', hello: 'baseline', body: 'baseline', answer: 'baseline' };
 
 export function formatReport(r: RunReport): string {
   const out: string[] = [];

@@ -20,7 +20,8 @@ import { preflight } from './preflight.ts';
 import { familyCosts, formatFamilyCosts, formatProfileSummary, readProfile, summarizeProfile } from './profile-summary.ts';
 import { spawnNode, stopAll, stopChildrenOnSignals } from './processes.ts';
 import { attachRatios, checkTargets, formatReport, type RunReport, type ScenarioRow } from './report.ts';
-import { buildScenarios, VARIANTS, type Target } from './scenarios.ts';
+import { buildScenarios, VARIANTS, withKey, type Target } from './scenarios.ts';
+import { hasRedisServer, startRedisServer } from './cluster/redis-server.ts';
 import { ensureCompiledBuild, startMeasured, type StartMeasure } from './startup.ts';
 
 const HELP = `usage: npm run bench -- [options]
@@ -127,6 +128,20 @@ function productAnswer(origin: string, slug: string): Promise<{ headers: [string
   });
 }
 
+/**
+ * A consumer key whose budgets are as lifted as the addresses' (BENCH_ENV), made with the
+ * `catalog keys` command on the run's database.
+ */
+async function makeBenchKey(dataDir: string): Promise<string> {
+  const child = spawnNode('catalog keys create', {
+    args: ['bin/catalog.js', 'keys', 'create', `bench-${Date.now()}`, '--json', '--data-dir', dataDir, ...['searches', 'other', 'export', 'changes'].flatMap((f) => [`--${f}-per-min`, '10000000'])],
+    captureStdout: true,
+  });
+  const status = await child.exited;
+  if (status !== 0) throw new Error(`catalog keys create failed (${status}):\n${child.tail()}`);
+  return (JSON.parse(child.stdout()) as { key: string }).key;
+}
+
 async function main(): Promise<number> {
   let opts;
   try {
@@ -214,8 +229,32 @@ async function main(): Promise<number> {
       const answer = await startBaseline('answer', answerFile, profileFlags('answer'));
       log(`baselines: hello-world at ${hello.url}, precomputed ${sample.searchPage.length}-byte search page at ${body.url}, bare Node product answer at ${answer.url}`);
 
-      const origins: Record<Target, string> = { serve: serve.url, api: api.url, hello: hello.url, body: body.url, answer: answer.url };
-      const pids: Record<Target, number> = { serve: serve.pid, api: api.pid, hello: hello.pid, body: body.pid, answer: answer.pid };
+      // Budgets in Redis: a redis-server of the run's own, a `catalog api` using it, and a key.
+      let redisApi: { url: string; pid: number; stop: () => Promise<void> } | undefined;
+      if (scenarios.some((s) => s.target === 'redis')) {
+        if (!hasRedisServer()) {
+          log('redis-server is not installed (apt-get install redis-server): the rows with budgets in Redis are left out');
+          scenarios = scenarios.filter((s) => s.target !== 'redis');
+        } else {
+          const redis = await startRedisServer();
+          log(`starting catalog api with its budgets in Redis (its own redis-server at ${redis.url}) and making a consumer key…`);
+          const redisStart = await startMeasured({ command: 'api', runtime: 'compiled', dataDir: data.dataDir, env: { REDIS_URL: redis.url }, nodeOptions: profileFlags('redis') });
+          noteStart(redisStart.measure);
+          const key = await makeBenchKey(data.dataDir);
+          scenarios = withKey(scenarios, key);
+          redisApi = {
+            url: redisStart.process.url,
+            pid: redisStart.process.pid,
+            stop: async () => {
+              await redisStart.process.stop();
+              await redis.stop();
+            },
+          };
+        }
+      }
+
+      const origins: Record<Target, string> = { serve: serve.url, api: api.url, redis: redisApi?.url ?? '', hello: hello.url, body: body.url, answer: answer.url };
+      const pids: Record<Target, number> = { serve: serve.pid, api: api.pid, redis: redisApi?.pid ?? 0, hello: hello.pid, body: body.pid, answer: answer.pid };
       log(`preflight: every request of ${scenarios.length} scenarios once…`);
       const checked = await preflight(scenarios, origins);
       for (const [id, n] of Object.entries(checked.dropped)) log(`  ${id}: dropped ${n} variants that match nothing`);
@@ -246,6 +285,7 @@ async function main(): Promise<number> {
         });
       }
       apiAfterLoad = await footprintOf(api.pid);
+      await redisApi?.stop();
       await answer.stop();
       await body.stop();
       await hello.stop();

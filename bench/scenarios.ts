@@ -8,8 +8,8 @@ import type { LoadRequest } from './load.ts';
  * second process, `catalog api` on the same database with its response cache off
  * (CACHE_MAX_ENTRIES=0), so every request is computed.
  */
-export type Target = 'serve' | 'api' | 'hello' | 'body' | 'answer';
-export type Kind = 'baseline' | 'search-cached' | 'search-uncached' | 'product' | 'categories' | 'mcp';
+export type Target = 'serve' | 'api' | 'redis' | 'hello' | 'body' | 'answer';
+export type Kind = 'baseline' | 'search-cached' | 'search-uncached' | 'product' | 'product-budget' | 'categories' | 'mcp';
 
 export interface Scenario {
   id: string;
@@ -22,6 +22,16 @@ export interface Scenario {
 }
 
 export const VARIANTS = 50;
+/** The Authorization header of keyed requests until the run has made its key (withKey). */
+const KEY_PLACEHOLDER = 'Bearer (made by the run)';
+
+/** The scenarios with the run's consumer key in their keyed requests. */
+export function withKey(scenarios: Scenario[], key: string): Scenario[] {
+  return scenarios.map((s) => ({
+    ...s,
+    requests: s.requests.map((r) => (r.headers?.authorization === KEY_PLACEHOLDER ? { ...r, headers: { ...r.headers, authorization: `Bearer ${key}` } } : r)),
+  }));
+}
 const SLUGS = 2000;
 
 export const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
@@ -150,6 +160,25 @@ export function buildScenarios(sample: CatalogSample): Scenario[] {
     target: 'serve',
     baseline: 'hello',
     requests: productRequests,
+  });
+  // The same products from a process whose budgets live in Redis (REDIS_URL, a redis-server of
+  // the run's own): as an address, and with a consumer key (its Authorization header is set
+  // once the run has made the key).
+  scenarios.push({
+    id: 'product-redis',
+    title: '/products/{slug}, budgets in Redis',
+    kind: 'product-budget',
+    target: 'redis',
+    baseline: 'hello',
+    requests: productRequests,
+  });
+  scenarios.push({
+    id: 'product-key',
+    title: '/products/{slug}, budgets in Redis, with a consumer key',
+    kind: 'product-budget',
+    target: 'redis',
+    baseline: 'hello',
+    requests: productRequests.map((r) => ({ ...r, headers: { authorization: KEY_PLACEHOLDER } })),
   });
   scenarios.push({ id: 'categories', title: '/categories', kind: 'categories', target: 'serve', baseline: 'hello', requests: [{ path: '/api/v1/categories' }] });
   const word = sample.words[0]?.word;

@@ -18,7 +18,8 @@ import { registerOAuthRoutes } from './http/oauth-routes.ts';
 import { MCP_PATH } from './mcp/route.ts';
 import type { Payments } from './payments/payments.ts';
 import { registerStripeWebhook } from './http/stripe-webhook-route.ts';
-import { cacheControlFor } from './http/caching.ts';
+import { cacheControlFor, keyedCacheControlFor } from './http/caching.ts';
+import type { ConsumerAuth } from './http/consumer-auth.ts';
 import { createDirectReads } from './http/direct-reads.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
@@ -37,6 +38,8 @@ export interface AppDeps {
   maker: MakerCatalog;
   /** The premium plan's checkout: the pay page and Stripe's webhook. */
   payments: Payments;
+  /** Consumer keys on REST and MCP requests (docs/keys.md). */
+  consumerAuth: ConsumerAuth;
   /** The process logger; request logs carry request ids. Omitted: no request logging. */
   logger?: Logger;
 }
@@ -106,6 +109,8 @@ function addDirectReads(app: FastifyInstance, deps: AppDeps): void {
     rateLimits: deps.rateLimits,
     observer: (route, status) => deps.metrics.directObserver({ method: 'GET', route, status }),
     cacheControl: cacheControlFor(deps.config.cache.maxAgeSeconds),
+    keyedCacheControl: keyedCacheControlFor(deps.config.cache.maxAgeSeconds),
+    auth: deps.consumerAuth,
     trustProxy: deps.config.trustProxy,
     accessLogging: logger ? () => logger.isLevelEnabled('debug') : () => false,
     closing: () => closing,

@@ -20,6 +20,7 @@ const commands: Record<string, { summary: string; load: () => Promise<{ default:
   reindex: { summary: 'rebuild the projection and the search index from the write model', load: () => import('./cli/reindex.ts') },
   maker: { summary: 'print a fresh sign-in link for a maker (maker link EMAIL)', load: () => import('./cli/maker.ts') },
   admin: { summary: 'grant or revoke the admin role (admin grant|revoke EMAIL, admin list)', load: () => import('./cli/admin.ts') },
+  keys: { summary: 'consumer keys by arrangement: keys create|list|set|rotate|revoke|usage (higher budgets per client)', load: () => import('./cli/keys.ts') },
   review: { summary: 'the review queue and decisions (review list, review approve|reject|hide|restore|feature SLUG)', load: () => import('./cli/review.ts') },
   'demo-data': { summary: 'write a deterministic demo catalog as NDJSON to stdout', load: () => import('./cli/demo-data.ts') },
 };

@@ -15,6 +15,9 @@ import { createPool, type Pool } from './db/pool.ts';
 import { withDeadline } from './util/deadline.ts';
 import type { Readiness } from './http/operations.ts';
 import { connectRedis, createRateLimits, type RateLimits } from './http/rate-limit.ts';
+import { createKeyTable } from './auth/consumer-key-table.ts';
+import { createConsumerAuth, type ConsumerAuth } from './http/consumer-auth.ts';
+import { startUsageRecorder, type UsageRecorder } from './http/key-usage.ts';
 import { createChangeFeed, type ChangeFeed } from './read/change-feed.ts';
 import { createProjectionMirror, type ProjectionMirror } from './read/projection-mirror.ts';
 import type { SnapshotPrefetch } from './read/snapshot-file.ts';
@@ -94,6 +97,10 @@ export interface RunningService {
   readonly payments: Payments;
   /** The scheduled badge re-checks (with the projector: `catalog serve`). */
   readonly badgeRechecks: BadgeRecheckJob | undefined;
+  /** Consumer keys as this process holds them, and the budgets' usage recorder. */
+  readonly consumerAuth: ConsumerAuth;
+  readonly usageRecorder: UsageRecorder;
+  readonly rateLimits: RateLimits;
   readonly logger: Logger;
   close(): Promise<void>;
 }
@@ -229,6 +236,14 @@ export async function startService(config: Config, opts: StartOptions): Promise<
         : undefined,
     });
     cleanups.push(() => rateLimits.close());
+    // Consumer keys: every key in memory, kept current (auth/consumer-key-table.ts), and their
+    // usage moved to PostgreSQL every second (http/key-usage.ts).
+    const keyTable = createKeyTable({ pool, connectionString: database.connectionString, log: logger.child({ component: 'consumer-keys' }) });
+    await keyTable.start();
+    cleanups.push(() => keyTable.stop());
+    const consumerAuth = createConsumerAuth(keyTable, rateLimits.redis);
+    const usageRecorder = startUsageRecorder({ rateLimits, pool, log: logger.child({ component: 'consumer-keys' }) });
+    cleanups.push(() => usageRecorder.stop());
 
     const {
       buildApp,
@@ -328,7 +343,7 @@ export async function startService(config: Config, opts: StartOptions): Promise<
     if (filled > 0) logger.info({ listings: filled }, 'recorded the website identity of existing listings');
 
     phase('services');
-    const app = await buildApp({ config, read, feed, rateLimits, metrics, readiness, pool, accounts, maker, payments, logger: logger.child({ component: 'http' }) });
+    const app = await buildApp({ config, read, feed, rateLimits, metrics, readiness, pool, accounts, maker, payments, consumerAuth, logger: logger.child({ component: 'http' }) });
     cleanups.push(() => app.close());
 
     let url = config.publicUrl;
@@ -342,7 +357,7 @@ export async function startService(config: Config, opts: StartOptions): Promise<
     const warm = setTimeout(() => void accounts.oauth.warm().catch((err: unknown) => logger.error({ err }, 'the authorization server could not be built')), 1000);
     warm.unref();
     cleanups.push(async () => clearTimeout(warm));
-    return { app, url, config, pool, connectionString: database.connectionString, read, mirror, feed, projector, accounts, maker, payments, badgeRechecks, logger, close };
+    return { app, url, config, pool, connectionString: database.connectionString, read, mirror, feed, projector, accounts, maker, payments, badgeRechecks, consumerAuth, usageRecorder, rateLimits, logger, close };
   } catch (err) {
     await close();
     throw err;

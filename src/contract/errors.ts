@@ -47,13 +47,23 @@ export function notFound(slug: string): CatalogError {
   return new CatalogError(ErrorCode.NOT_FOUND, 404, `No live listing has the slug '${slug}'.`);
 }
 
-export function tooManyRequests(retryAfterSeconds: number): CatalogError {
+/** Whose budget is spent: an address (anonymous), a consumer key, or a maker's sign-in. */
+export type BudgetHolder = 'address' | 'key' | 'sign-in';
+
+const HOLDER_TEXT: Record<BudgetHolder, string> = { address: 'from this address', key: 'with this key', 'sign-in': 'through this sign-in' };
+
+export function tooManyRequests(retryAfterSeconds: number, holder: BudgetHolder = 'address'): CatalogError {
   return new CatalogError(
     ErrorCode.TOO_MANY_REQUESTS,
     429,
-    `Too many requests from this address: slow down and retry shortly (in about ${retryAfterSeconds} s).`,
+    `Too many requests ${HOLDER_TEXT[holder]}: slow down and retry shortly (in about ${retryAfterSeconds} s).`,
     { retryAfterSeconds },
   );
+}
+
+/** A consumer key that is malformed, unknown, revoked or expired: never served as anonymous. */
+export function invalidKey(message: string): CatalogError {
+  return new CatalogError(ErrorCode.INVALID_KEY, 401, message);
 }
 
 /** The change feed cannot continue from this cursor; the client must export again. */

@@ -270,5 +270,7 @@ export const ErrorCode = {
   FORBIDDEN: 'FORBIDDEN',
   /** The change feed no longer holds what follows this cursor: export again. */
   CURSOR_EXPIRED: 'CURSOR_EXPIRED',
+  /** A consumer key that is malformed, unknown, revoked or expired (401). */
+  INVALID_KEY: 'INVALID_KEY',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -22,6 +22,21 @@ export function cacheControlFor(maxAgeSeconds: number): string {
   return `public, max-age=${browser}, s-maxage=${shared}`;
 }
 
+/**
+ * Cache-Control of an answer to a request made with a consumer key: the client's own cache may
+ * keep it as long as a browser keeps a public answer, a shared cache never (its rate-limit
+ * headers are the key's, and must never be handed to another client). Every cacheable API answer
+ * also carries `Vary: Authorization`, so a shared cache never answers a keyed request with a copy
+ * fetched without that key.
+ */
+export function keyedCacheControlFor(maxAgeSeconds: number): string {
+  const shared = Math.max(0, Math.min(300, Math.floor(maxAgeSeconds)));
+  return `private, max-age=${Math.min(BROWSER_MAX_AGE_SECONDS, shared)}`;
+}
+
+/** The Vary of cacheable API answers (keyedCacheControlFor). */
+export const API_VARY = 'Authorization';
+
 /** The opaque part of an entity tag, ignoring a weak `W/` prefix (weak comparison, RFC 9110 §8.8.3.2). */
 function opaqueTag(tag: string): string {
   const t = tag.trim();
@@ -55,8 +70,10 @@ export function sendCacheable(
   answer: { body: string; etag: string; bytes?: Buffer },
   cacheControl: string,
   contentType = 'application/json; charset=utf-8',
+  vary?: string,
 ): FastifyReply {
   reply.header('etag', answer.etag).header('cache-control', cacheControl);
+  if (vary !== undefined) reply.header('vary', vary);
   if (ifNoneMatchMatches(request.headers['if-none-match'], answer.etag)) {
     return reply.code(304).send();
   }

@@ -22,6 +22,7 @@ export const EXPOSED_HEADERS = [
   'RateLimit-Policy',
   'X-Request-Id',
   'Catalog-Cursor',
+  'WWW-Authenticate',
 ] as const;
 
 /** How long a browser may reuse a preflight answer. */

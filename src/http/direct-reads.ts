@@ -5,12 +5,14 @@ import { parse as parseQueryString } from 'fast-querystring';
 import { parseSearchParamsIfPlain, plainProductSlug } from '../read/params.ts';
 import type { ReadBody, ReadService } from '../read/read-service.ts';
 import type { SearchQuery } from '../contract/schemas.ts';
-import { ifNoneMatchMatches } from './caching.ts';
+import type { ConsumerKey } from '../auth/consumer-key-table.ts';
+import { API_VARY, ifNoneMatchMatches } from './caching.ts';
+import { REQUEST_KEY, type ConsumerAuth, type KeyedRequest } from './consumer-auth.ts';
 import { EXPOSED_HEADERS } from './cors.ts';
 import { requestIdFor } from './infrastructure.ts';
 import type { RequestObserver } from './metrics.ts';
 import { API_PREFIX } from './openapi.ts';
-import { pushRateLimitHeaders, type Bucket, type RateDecision, type RateLimits } from './rate-limit.ts';
+import { pushRateLimitHeaders, type Bucket, type BudgetOwner, type RateDecision, type RateLimits } from './rate-limit.ts';
 
 /**
  * The answers asked for most, written straight to Node's response beneath Fastify's routing,
@@ -40,7 +42,7 @@ export type SpentBudget = Promise<RateDecision>;
 /** An answer's body: its bytes when kept encoded (else its text), and its ETag. */
 type DirectBody = Pick<ReadBody, 'etag' | 'bytes'> & { readonly body?: string };
 
-export interface DirectReadRequest extends IncomingMessage {
+export interface DirectReadRequest extends KeyedRequest {
   [SPENT_BUDGET]?: SpentBudget;
 }
 
@@ -49,8 +51,11 @@ export interface DirectReadsDeps {
   rateLimits: RateLimits;
   /** Request metrics, by route pattern and status, exactly as the Fastify path records them. */
   observer: (route: string, status: number) => RequestObserver;
-  /** Cache-Control of a read answer (cacheControlFor). */
+  /** Cache-Control of a read answer (cacheControlFor), and of one to a consumer key's request (keyedCacheControlFor). */
   cacheControl: string;
+  keyedCacheControl: string;
+  /** Consumer keys: a request with a valid one spends its budgets; any other Authorization goes to Fastify (401). */
+  auth: ConsumerAuth;
   /** The service's TRUST_PROXY, as given to Fastify. */
   trustProxy: boolean | number | string | string[];
   /** True while access lines are logged (debug): Fastify then answers, and logs, every request. */
@@ -88,7 +93,7 @@ function trustFunction(trust: DirectReadsDeps['trustProxy']): ((addr: string, i:
 }
 
 export function createDirectReads(deps: DirectReadsDeps): DirectReads {
-  const { read, rateLimits, cacheControl, accessLogging, closing } = deps;
+  const { read, rateLimits, cacheControl, keyedCacheControl, auth, accessLogging, closing } = deps;
   const trust = trustFunction(deps.trustProxy);
   const clientAddress = trust
     ? (req: IncomingMessage) => {
@@ -118,11 +123,11 @@ export function createDirectReads(deps: DirectReadsDeps): DirectReads {
   }
 
   /** Writes the answer as the Fastify path does: its headers in its order, 304 on a match. */
-  function answer(req: IncomingMessage, res: ServerResponse, id: string, decision: RateDecision, body: DirectBody, route: string, started: number): void {
+  function answer(req: IncomingMessage, res: ServerResponse, id: string, decision: RateDecision, body: DirectBody, route: string, started: number, key: ConsumerKey | undefined): void {
     const head = ['x-request-id', id, COMMON_HEADERS[0]!, COMMON_HEADERS[1]!, COMMON_HEADERS[2]!, COMMON_HEADERS[3]!, COMMON_HEADERS[4]!, COMMON_HEADERS[5]!];
     pushRateLimitHeaders(head, decision);
     const etag = body.etag;
-    head.push('etag', etag, 'cache-control', cacheControl);
+    head.push('etag', etag, 'cache-control', key === undefined ? cacheControl : keyedCacheControl, 'vary', API_VARY);
     let status = 200;
     if (ifNoneMatchMatches(req.headers['if-none-match'], etag)) {
       status = 304;
@@ -142,8 +147,9 @@ export function createDirectReads(deps: DirectReadsDeps): DirectReads {
    * request: a property added to every request would give Node's request objects a second
    * shape, and its HTTP code slower property lookups on every request.
    */
-  function handOver(req: DirectReadRequest, res: ServerResponse, fallback: (req: IncomingMessage, res: ServerResponse) => void, spent: SpentBudget): void {
+  function handOver(req: DirectReadRequest, res: ServerResponse, fallback: (req: IncomingMessage, res: ServerResponse) => void, spent: SpentBudget, key: ConsumerKey | undefined): void {
     req[SPENT_BUDGET] = spent;
+    if (key !== undefined) req[REQUEST_KEY] = key;
     fallback(req, res);
   }
 
@@ -163,10 +169,11 @@ export function createDirectReads(deps: DirectReadsDeps): DirectReads {
     started: number,
     kind: Kind,
     arg: string | SearchQuery | undefined,
+    key: ConsumerKey | undefined,
   ): void {
     const body = decision.allowed && !closing() ? find(kind, arg) : undefined;
-    if (body === undefined) handOver(req, res, fallback, spent ?? Promise.resolve(decision));
-    else answer(req, res, id, decision, body, route, started);
+    if (body === undefined) handOver(req, res, fallback, spent ?? Promise.resolve(decision), key);
+    else answer(req, res, id, decision, body, route, started, key);
   }
 
   /**
@@ -181,20 +188,29 @@ export function createDirectReads(deps: DirectReadsDeps): DirectReads {
     route: string,
     kind: Kind,
     arg: string | SearchQuery | undefined,
-  ): true {
+  ): boolean {
+    let key: ConsumerKey | undefined;
+    let owner: BudgetOwner | undefined;
+    if (req.headers.authorization !== undefined) {
+      const requestKey = auth.keyOf(req.headers, req.rawHeaders);
+      // A key that is not valid is refused by the Fastify path (401, or 429 for a guesser).
+      if (!requestKey?.ok) return false;
+      key = requestKey.key;
+      owner = requestKey.owner;
+    }
     const started = performance.now();
     const id = requestIdFor(req);
     const address = clientAddress(req) ?? '';
-    // A budget kept in this process's memory is decided at once; one in Redis is asked for.
-    const now = rateLimits.consumeNow(bucket, address);
+    // A budget decided at once (in memory, or from this process's lease of a Redis budget), or asked for.
+    const now = rateLimits.consumeNow(bucket, address, owner);
     if (now !== undefined) {
-      settle(req, res, fallback, id, now, undefined, route, started, kind, arg);
+      settle(req, res, fallback, id, now, undefined, route, started, kind, arg, key);
       return true;
     }
-    const spent = rateLimits.consume(bucket, address);
+    const spent = rateLimits.consume(bucket, address, owner);
     spent.then(
-      (decision) => settle(req, res, fallback, id, decision, spent, route, started, kind, arg),
-      () => handOver(req, res, fallback, spent),
+      (decision) => settle(req, res, fallback, id, decision, spent, route, started, kind, arg, key),
+      () => handOver(req, res, fallback, spent, key),
     );
     return true;
   }

@@ -1,10 +1,13 @@
 import { Readable, pipeline } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
+import type { KeyTable } from '../auth/consumer-key-table.ts';
 import type { Config } from '../config/config.ts';
+import { invalidKey } from '../contract/errors.ts';
 import type { ChangeFeed } from '../read/change-feed.ts';
 import { exportEtag, formatCursor } from '../read/feed-cursor.ts';
 import { parseChangesParams, parseNoParams } from '../read/params.ts';
 import { ifNoneMatchMatches, NO_STORE } from './caching.ts';
+import { keyChallenge, keyOfRequest } from './consumer-auth.ts';
 import { compressorFor, ndjsonStream, negotiateCoding } from './export-stream.ts';
 
 /**
@@ -14,11 +17,14 @@ import { compressorFor, ndjsonStream, negotiateCoding } from './export-stream.ts
  * feed from its own (a consumer following it must keep its budget for other calls); a long
  * poll counts once, when it arrives.
  */
-export function registerFeedRoutes(api: FastifyInstance, deps: { feed: ChangeFeed; config: Config }): void {
+export function registerFeedRoutes(api: FastifyInstance, deps: { feed: ChangeFeed; config: Config; keys: KeyTable }): void {
   const { feed } = deps;
   // A copy up to five minutes old is still exact once followed from its own cursor, so the
-  // export may be kept as long as the spec lets an edge keep anything (and browsers alike).
-  const exportCacheControl = `public, max-age=${Math.max(0, Math.min(300, Math.floor(deps.config.cache.maxAgeSeconds)))}`;
+  // export may be kept as long as the spec lets an edge keep anything (and browsers alike);
+  // one fetched with a consumer key only by its client (caching.ts: keyedCacheControlFor).
+  const exportMaxAge = Math.max(0, Math.min(300, Math.floor(deps.config.cache.maxAgeSeconds)));
+  const exportCacheControl = `public, max-age=${exportMaxAge}`;
+  const keyedExportCacheControl = `private, max-age=${exportMaxAge}`;
 
   api.get('/export', { config: { operationId: 'exportProducts', rateLimitBucket: 'export' } }, async (request, reply) => {
     parseNoParams(request.query);
@@ -26,8 +32,8 @@ export function registerFeedRoutes(api: FastifyInstance, deps: { feed: ChangeFee
     const coding = negotiateCoding(request.headers['accept-encoding']);
     reply
       .header('etag', exportEtag(snapshot.head, coding))
-      .header('cache-control', exportCacheControl)
-      .header('vary', 'Accept-Encoding')
+      .header('cache-control', keyOfRequest(request) ? keyedExportCacheControl : exportCacheControl)
+      .header('vary', 'Accept-Encoding, Authorization')
       .header('catalog-cursor', formatCursor(snapshot.head));
     // Each coding has its own tag, and any of them names this same catalog.
     const inm = request.headers['if-none-match'];
@@ -66,14 +72,24 @@ export function registerFeedRoutes(api: FastifyInstance, deps: { feed: ChangeFee
       request.raw.socket?.setTimeout?.((query.wait + 15) * 1000);
       reply.raw.once('close', onClose);
     }
+    // A long poll with a key that is revoked (or stops) meanwhile ends at once, refused.
+    const key = keyOfRequest(request);
+    const keyStillValid = () => deps.keys.check(request.headers.authorization ?? '');
+    const stopWatching = key && query.wait > 0 ? deps.keys.onChange(() => keyStillValid().ok || gone.abort()) : undefined;
     const answering = feed.changes(query, AbortSignal.any([gone.signal, closing.signal]));
     polls.add(answering);
     try {
       const answer = await answering;
+      const check = key ? keyStillValid() : undefined;
+      if (check && !check.ok) {
+        reply.header('www-authenticate', keyChallenge(check.message));
+        throw invalidKey(check.message);
+      }
       // Answered because the server is closing: the connection must not be kept for another request.
       if (closing.signal.aborted) reply.header('connection', 'close');
       return reply.header('cache-control', NO_STORE).type('application/json; charset=utf-8').send(answer.body);
     } finally {
+      stopWatching?.();
       polls.delete(answering);
       reply.raw.off('close', onClose);
     }

@@ -1,11 +1,16 @@
+import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import { buildLimiter } from '../util/keyed-limiter.ts';
+import { RateLimiterMemory, type RateLimiterAbstract, type RateLimiterRes } from 'rate-limiter-flexible';
+import { createRedisBudgets, type LeaseDecision, type RedisBudgets, type UsageBatch } from './redis-budgets.ts';
+
+export type { UsageBatch } from './redis-budgets.ts';
 
 /**
  * Per-IP request budgets (spec section 8): searches and other calls are separate buckets of
- * a one-minute window. With REDIS_URL every API process shares one budget; if Redis goes away,
- * requests keep being served and limited in this process's memory until it comes back.
+ * a one-minute window. With REDIS_URL every API process shares one budget (spent in batches,
+ * redis-budgets.ts); if Redis goes away, requests keep being served and limited in this
+ * process's memory until it comes back. A consumer key or a maker's sign-in spends budgets of
+ * its own instead (BudgetOwner), through the same code.
  * The bulk export and the change feed have budgets of their own: an export is the whole
  * catalog in one answer, and a consumer following the feed must not spend the budget it needs
  * for its other calls.
@@ -23,19 +28,41 @@ export interface RateDecision {
   readonly windowSeconds: number;
 }
 
+/**
+ * Whose budget a request spends when it is not its address's: a consumer key (docs/keys.md) or
+ * a maker's sign-in through a connected app (one grant). Budgets are counted per owner across
+ * every API process, exactly as an address's are.
+ */
+export interface BudgetOwner {
+  /** The budget's name in the limiter: `k:<key id>` or `g:<grant id>`, never an address. */
+  readonly id: string;
+  /** Its budgets a window; a bucket left out has the address's. */
+  readonly limits: Partial<Record<Bucket, number>>;
+  /** A consumer key's id: its requests are counted in the key's usage, answered or refused. */
+  readonly usageKey?: string;
+}
+
 export interface RateLimits {
-  consume(bucket: Bucket, ip: string): Promise<RateDecision>;
+  /** Spends one unit of the bucket's budget of `owner`, or of the address `ip` without one. */
+  consume(bucket: Bucket, ip: string, owner?: BudgetOwner): Promise<RateDecision>;
   /**
    * The same spending, decided at once, when this process keeps its budgets in memory (no
    * REDIS_URL); undefined, with nothing spent, when the budget lives in Redis and `consume`
    * must ask it.
    */
-  consumeNow(bucket: Bucket, ip: string): RateDecision | undefined;
+  consumeNow(bucket: Bucket, ip: string, owner?: BudgetOwner): RateDecision | undefined;
   readonly windowSeconds: number;
+  /** The address limits per bucket. */
+  readonly limits: Readonly<Record<Bucket, number>>;
   /** Counts of refused calls since start, per bucket. */
   readonly rejections: Record<Bucket, number>;
   /** The Redis connection the budgets use (REDIS_URL), for other per-key limits of the process. */
   readonly redis: Redis | undefined;
+  /**
+   * Consumer keys' requests counted since the last call and not yet in PostgreSQL: those counted
+   * in this process's memory (no Redis, or Redis away) and the batches waiting in Redis.
+   */
+  takeUsage(): Promise<UsageBatch[]>;
   close(): Promise<void>;
 }
 
@@ -54,10 +81,12 @@ export interface RateLimitOptions {
   keyPrefix?: string;
   /** Window length; the service always uses the spec's minute, tests may shorten it to see a reset. */
   windowSeconds?: number;
+  /** The clock (UTC day of usage counts); tests move it. */
+  now?: () => number;
 }
 
 const WINDOW_SECONDS = 60;
-/** Client addresses whose limiter key a bucket keeps (all are let go when it holds this many). */
+/** Client addresses (and owners) whose limiter key a bucket keeps (all are let go when it holds this many). */
 const KEPT_KEYS = 10_000;
 const REDIS_RETRY_MAX_MS = 1000;
 export const DEFAULT_PAGES_PER_MINUTE = 300;
@@ -85,72 +114,172 @@ export async function connectRedis(url: string, onError: (err: unknown) => void)
   return redis;
 }
 
+interface BucketState {
+  readonly limiter: RateLimiterAbstract;
+  readonly store: MemoryStore | undefined;
+  /** Limiter keys by address or owner id, made once each. */
+  readonly keys: Map<string, string>;
+}
+
 export function createRateLimits(opts: RateLimitOptions): RateLimits {
   const prefix = opts.keyPrefix ?? 'catalog:rl';
   const windowSeconds = opts.windowSeconds ?? WINDOW_SECONDS;
+  const now = opts.now ?? Date.now;
   const redis = opts.redis;
-  const make = (bucket: Bucket, points: number): RateLimiterAbstract => buildLimiter({ keyPrefix: `${prefix}:${bucket}`, points, durationSeconds: windowSeconds, redis });
+  const shared = redis ? createRedisBudgets(redis, { prefix, windowMs: windowSeconds * 1000, now }) : undefined;
 
-  const points: Record<Bucket, number> = {
+  const limits: Record<Bucket, number> = {
     search: opts.searchPerMinute,
     other: opts.otherPerMinute,
     pages: opts.pagesPerMinute ?? DEFAULT_PAGES_PER_MINUTE,
     export: opts.exportPerMinute ?? DEFAULT_EXPORT_PER_MINUTE,
     changes: opts.changesPerMinute ?? DEFAULT_CHANGES_PER_MINUTE,
   };
-  const limiters = Object.fromEntries(
-    (Object.keys(points) as Bucket[]).map((bucket) => {
-      const limiter = make(bucket, points[bucket]);
-      return [bucket, { limiter, points: points[bucket], store: memoryStoreOf(limiter), keys: new Map<string, string>() }];
-    }),
-  ) as Record<Bucket, { limiter: RateLimiterAbstract; points: number; store: MemoryStore | undefined; keys: Map<string, string> }>;
-  const rejections: Record<Bucket, number> = { search: 0, other: 0, pages: 0, export: 0, changes: 0 };
-  const allowed = (bucket: Bucket, points: number, remaining: number, msBeforeNext: number): RateDecision => ({
-    allowed: true,
-    bucket,
-    limit: points,
-    remaining: Math.max(0, remaining),
-    resetSeconds: Math.max(1, Math.ceil(msBeforeNext / 1000)),
-    windowSeconds,
-  });
-  const refused = (bucket: Bucket, points: number, msBeforeNext: number): RateDecision => {
-    rejections[bucket]++;
-    return { allowed: false, bucket, limit: points, remaining: 0, resetSeconds: Math.max(1, Math.ceil(msBeforeNext / 1000)), windowSeconds };
+  // The memory limiters count without a ceiling of their own: every decision compares the count
+  // with the limit of whoever spends (an address, or an owner with budgets of its own).
+  const bucketState = (bucket: Bucket): BucketState => {
+    const limiter = new RateLimiterMemory({ points: Number.MAX_SAFE_INTEGER, duration: windowSeconds, keyPrefix: `${prefix}:${bucket}` });
+    return { limiter, store: memoryStoreOf(limiter), keys: new Map<string, string>() };
   };
+  const buckets: Record<Bucket, BucketState> = {
+    search: bucketState('search'),
+    other: bucketState('other'),
+    pages: bucketState('pages'),
+    export: bucketState('export'),
+    changes: bucketState('changes'),
+  };
+  const rejections: Record<Bucket, number> = { search: 0, other: 0, pages: 0, export: 0, changes: 0 };
+  const usage = createMemoryUsage(now);
+
+  const decide = (bucket: Bucket, limit: number, count: number, msBeforeNext: number): RateDecision => {
+    const resetSeconds = Math.max(1, Math.ceil(msBeforeNext / 1000));
+    if (count > limit) {
+      rejections[bucket]++;
+      return { allowed: false, bucket, limit, remaining: 0, resetSeconds, windowSeconds };
+    }
+    return { allowed: true, bucket, limit, remaining: limit - count, resetSeconds, windowSeconds };
+  };
+  const limitOf = (bucket: Bucket, owner: BudgetOwner | undefined) => owner?.limits[bucket] ?? limits[bucket];
+  /** The limiter's key for an address or an owner, kept: made anew, its hash is computed again. */
+  const limiterKey = (state: BucketState, id: string) => {
+    let key = state.keys.get(id);
+    if (key === undefined) {
+      if (state.keys.size >= KEPT_KEYS) state.keys.clear();
+      state.keys.set(id, (key = state.limiter.getKey(id)));
+    }
+    return key;
+  };
+  const countUsage = (bucket: Bucket, owner: BudgetOwner | undefined, decision: RateDecision) => {
+    if (owner?.usageKey !== undefined) usage.count(owner.usageKey, decision.allowed ? bucket : 'refused');
+    return decision;
+  };
+
+  /** A decision in this process's memory: without Redis, and while Redis is away. */
+  const inMemory = (bucket: Bucket, ip: string, owner: BudgetOwner | undefined): Promise<RateDecision> => {
+    const state = buckets[bucket];
+    const limit = limitOf(bucket, owner);
+    const key = limiterKey(state, owner?.id ?? ip);
+    if (state.store) {
+      const res = state.store.incrby(key, 1, windowSeconds);
+      return Promise.resolve(countUsage(bucket, owner, decide(bucket, limit, res.consumedPoints, res.msBeforeNext)));
+    }
+    return state.limiter.consume(owner?.id ?? ip, 1).then((res) => countUsage(bucket, owner, decide(bucket, limit, res.consumedPoints, res.msBeforeNext)));
+  };
+
+  /** A decision from a lease's answer (redis-budgets.ts). */
+  const fromLease = (bucket: Bucket, limit: number, d: LeaseDecision) => decide(bucket, limit, d.allowed ? d.count : limit + 1, d.msLeft);
+  /** Counts a key's request in Redis, then resolves with its decision (redis-budgets.ts: countUsage). */
+  const countShared = (shared: RedisBudgets, bucket: Bucket, owner: BudgetOwner, decision: RateDecision): Promise<RateDecision> =>
+    shared.countUsage(`${owner.usageKey}|${usage.day()}|${decision.allowed ? bucket : 'refused'}`, usage.countField).then(() => decision);
 
   return {
     windowSeconds,
+    limits,
     rejections,
-    consume(bucket, ip) {
-      const { limiter, points } = limiters[bucket];
+    consume(bucket, ip, owner) {
+      if (!shared) return inMemory(bucket, ip, owner);
+      const limit = limitOf(bucket, owner);
+      const key = limiterKey(buckets[bucket], owner?.id ?? ip);
       // A promise chain rather than an async function: this runs on every counted request.
-      return limiter.consume(ip, 1).then(
-        (res): RateDecision => allowed(bucket, points, res.remainingPoints, res.msBeforeNext),
-        (err: unknown): RateDecision => {
-          if (!(err instanceof RateLimiterRes)) throw err;
-          return refused(bucket, points, err.msBeforeNext);
-        },
+      const decided = shared.decide(key, limit).then(
+        (d) => fromLease(bucket, limit, d),
+        // Redis away: this process's own budget, as insurance, until it is back.
+        () => undefined,
       );
+      return decided.then((decision) => {
+        if (decision === undefined) return inMemory(bucket, ip, owner);
+        return owner?.usageKey === undefined ? decision : countShared(shared, bucket, owner, decision);
+      });
     },
-    consumeNow(bucket, ip) {
-      const { limiter, points, store, keys } = limiters[bucket];
-      if (!store) return undefined;
-      // What RateLimiterMemory.consume does (no block duration, not spread evenly), without
-      // the promise around it. The limiter's key for an address is kept: made anew, it is a
-      // new string whose hash the store's map computes again on every request.
-      let key = keys.get(ip);
-      if (key === undefined) {
-        if (keys.size >= KEPT_KEYS) keys.clear();
-        keys.set(ip, (key = limiter.getKey(ip)));
+    consumeNow(bucket, ip, owner) {
+      const state = buckets[bucket];
+      if (shared) {
+        // A key's request waits for its count to be written (consume).
+        if (owner?.usageKey !== undefined) return undefined;
+        const limit = limitOf(bucket, owner);
+        const d = shared.tryNow(limiterKey(state, owner?.id ?? ip), limit);
+        return d === undefined ? undefined : fromLease(bucket, limit, d);
       }
-      const res = store.incrby(key, 1, windowSeconds);
-      return res.consumedPoints > points ? refused(bucket, points, res.msBeforeNext) : allowed(bucket, points, points - res.consumedPoints, res.msBeforeNext);
+      if (!state.store) return undefined;
+      // What RateLimiterMemory.consume does (no block duration, not spread evenly), without
+      // the promise around it.
+      const res = state.store.incrby(limiterKey(state, owner?.id ?? ip), 1, windowSeconds);
+      return countUsage(bucket, owner, decide(bucket, limitOf(bucket, owner), res.consumedPoints, res.msBeforeNext));
     },
     redis,
+    async takeUsage() {
+      const batches = usage.take();
+      if (shared) batches.push(...(await shared.takeUsage()));
+      return batches;
+    },
     async close() {
+      await shared?.close().catch(() => undefined);
       if (redis) {
         redis.disconnect();
       }
+    },
+  };
+}
+
+/**
+ * Consumer keys' usage counted in this process's memory (no Redis, or Redis away), handed out in
+ * batches; a batch not yet written is handed out again, under the same id, until it is.
+ */
+function createMemoryUsage(now: () => number) {
+  let counts = new Map<string, number>();
+  const waiting = new Map<string, UsageBatch>();
+  let dayText = '';
+  let dayEnds = 0;
+  return {
+    /** Today's UTC day, as usage counts name it (worked out once a day). */
+    day(): string {
+      const t = now();
+      if (t >= dayEnds || t < dayEnds - 86_400_000) {
+        dayText = new Date(t).toISOString().slice(0, 10);
+        dayEnds = Date.parse(`${dayText}T00:00:00Z`) + 86_400_000;
+      }
+      return dayText;
+    },
+    count(keyId: string, column: string): void {
+      this.countField(`${keyId}|${this.day()}|${column}`);
+    },
+    /** Counts one request under a field `keyId|day|column` (also for counts Redis could not take). */
+    countField: (field: string): void => {
+      counts.set(field, (counts.get(field) ?? 0) + 1);
+    },
+    take(): UsageBatch[] {
+      if (counts.size > 0) {
+        const batch: UsageBatch = {
+          id: `memory:${randomUUID()}`,
+          counts,
+          done: async () => {
+            waiting.delete(batch.id);
+          },
+        };
+        waiting.set(batch.id, batch);
+        counts = new Map();
+      }
+      return [...waiting.values()];
     },
   };
 }
@@ -202,20 +331,25 @@ export function pushRateLimitHeaders(into: string[], d: RateDecision, nowMs = Da
   if (!d.allowed) into.push('retry-after', String(d.resetSeconds));
 }
 
-/** A bucket's header values that are the same in each of its decisions, written once. */
+/** The header values of a bucket and limit that are the same in each of its decisions, written once. */
 interface FixedTexts {
-  readonly of: { readonly limit: number; readonly windowSeconds: number };
+  readonly windowSeconds: number;
   readonly limit: string;
   readonly policy: string;
 }
 
-const fixedTexts = new Map<Bucket, FixedTexts>();
+/** By bucket, then limit (an address's, or an owner's of its own). */
+const fixedTexts = new Map<Bucket, Map<number, FixedTexts>>();
+const MAX_FIXED_TEXTS = 1000;
 
 function fixedTextsOf(d: RateDecision): FixedTexts {
-  let texts = fixedTexts.get(d.bucket);
-  if (texts === undefined || texts.of.limit !== d.limit || texts.of.windowSeconds !== d.windowSeconds) {
-    texts = { of: { limit: d.limit, windowSeconds: d.windowSeconds }, limit: String(d.limit), policy: `"${d.bucket}";q=${d.limit};w=${d.windowSeconds}` };
-    fixedTexts.set(d.bucket, texts);
+  let byLimit = fixedTexts.get(d.bucket);
+  if (byLimit === undefined) fixedTexts.set(d.bucket, (byLimit = new Map()));
+  let texts = byLimit.get(d.limit);
+  if (texts === undefined || texts.windowSeconds !== d.windowSeconds) {
+    if (byLimit.size >= MAX_FIXED_TEXTS) byLimit.clear();
+    texts = { windowSeconds: d.windowSeconds, limit: String(d.limit), policy: `"${d.bucket}";q=${d.limit};w=${d.windowSeconds}` };
+    byLimit.set(d.limit, texts);
   }
   return texts;
 }

@@ -3,7 +3,8 @@ import type { Config } from '../config/config.ts';
 import type { ChangeFeed } from '../read/change-feed.ts';
 import { parseNoParams, parseProductRequest, parseProductSlug, parseSearchParams } from '../read/params.ts';
 import { etagOf, type ReadService } from '../read/read-service.ts';
-import { cacheControlFor, sendCacheable } from './caching.ts';
+import { API_VARY, cacheControlFor, keyedCacheControlFor, sendCacheable } from './caching.ts';
+import { keyOfRequest, type ConsumerAuth } from './consumer-auth.ts';
 import { registerCors } from './cors.ts';
 import { METHOD_NOT_ALLOWED, notFoundRoute, sendError, requestPath } from './errors.ts';
 import { registerFeedRoutes } from './feed-routes.ts';
@@ -24,6 +25,8 @@ export interface RestDeps {
   rateLimits: RateLimits;
   /** The bulk export and the change feed. */
   feed: ChangeFeed;
+  /** Consumer keys (docs/keys.md). */
+  consumerAuth: ConsumerAuth;
 }
 
 /** Paths of the scope that answer GET and HEAD only; other methods get a 405 naming them. */
@@ -46,7 +49,11 @@ const KNOWN_PATH = /^\/(search|categories|products(\/[^/]*)?|export|changes|open
  */
 export async function registerRest(app: FastifyInstance, deps: RestDeps): Promise<void> {
   const { read, rateLimits, config } = deps;
-  const cacheControl = cacheControlFor(config.cache.maxAgeSeconds);
+  const publicCacheControl = cacheControlFor(config.cache.maxAgeSeconds);
+  const keyedCacheControl = keyedCacheControlFor(config.cache.maxAgeSeconds);
+  /** An answer of the scope, cacheable (caching.ts: public, or private to a consumer key's client). */
+  const send = (request: FastifyRequest, reply: FastifyReply, answer: { body: string; etag: string; bytes?: Buffer }, contentType?: string) =>
+    sendCacheable(request, reply, answer, keyOfRequest(request) ? keyedCacheControl : publicCacheControl, contentType, API_VARY);
   const document = buildOpenApiDocument({
     publicUrl: config.publicUrl,
     searchPerMinute: config.rateLimits.searchPerMinute,
@@ -70,7 +77,7 @@ export async function registerRest(app: FastifyInstance, deps: RestDeps): Promis
   await app.register(
     async (api) => {
       await registerCors(api);
-      addRateLimitHook(api, rateLimits);
+      addRateLimitHook(api, rateLimits, 'other', deps.consumerAuth);
       // Unknown paths under /api/v1 pass the hooks above too: JSON 404 with CORS headers.
       // Methods Fastify routes nowhere (TRACE, say) on a known path are still a 405.
       api.setNotFoundHandler((request, reply) =>
@@ -79,12 +86,12 @@ export async function registerRest(app: FastifyInstance, deps: RestDeps): Promis
 
       api.get('/search', { config: { operationId: 'searchProducts', rateLimitBucket: 'search' } }, async (request, reply) => {
         const query = parseSearchParams(request.query);
-        return sendCacheable(request, reply, await read.search(query), cacheControl);
+        return send(request, reply, await read.search(query));
       });
 
       api.get('/categories', { config: { operationId: 'listCategories', rateLimitBucket: 'other' } }, async (request, reply) => {
         parseNoParams(request.query);
-        return sendCacheable(request, reply, read.categories(), cacheControl);
+        return send(request, reply, read.categories());
       });
 
       api.get<{ Params: { slug: string } }>(
@@ -92,25 +99,25 @@ export async function registerRest(app: FastifyInstance, deps: RestDeps): Promis
         { config: { operationId: 'getProduct', rateLimitBucket: 'other' } },
         async (request, reply) => {
           const slug = parseProductRequest(request.params.slug, request.query);
-          return sendCacheable(request, reply, read.product(slug), cacheControl);
+          return send(request, reply, read.product(slug));
         },
       );
 
       // /api/v1/products/ (and /products) names no slug: the slug is rejected as too short.
       api.get('/products', { config: { operationId: 'getProduct', rateLimitBucket: 'other' } }, async (request, reply) =>
-        sendCacheable(request, reply, read.product(parseProductSlug({ slug: '' })), cacheControl),
+        send(request, reply, read.product(parseProductSlug({ slug: '' }))),
       );
 
-      registerFeedRoutes(api, { feed: deps.feed, config });
+      registerFeedRoutes(api, { feed: deps.feed, config, keys: deps.consumerAuth.keys });
 
       api.get('/openapi.json', { config: { rateLimitBucket: 'other' } }, async (request, reply) =>
-        sendCacheable(request, reply, documentAnswer, cacheControl),
+        send(request, reply, documentAnswer),
       );
 
       api.get('/docs', { config: { rateLimitBucket: 'other' } }, async (request, reply) => {
         const page = await renderedDocsPage();
         reply.header('content-security-policy', page.contentSecurityPolicy);
-        return sendCacheable(request, reply, page.answer, cacheControl, 'text/html; charset=utf-8');
+        return send(request, reply, page.answer, 'text/html; charset=utf-8');
       });
 
       for (const url of GET_ONLY_PATHS) {

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { tooManyRequests } from '../contract/errors.ts';
-import type { Bucket, RateDecision, RateLimits } from '../http/rate-limit.ts';
+import type { Bucket, BudgetOwner, RateDecision, RateLimits } from '../http/rate-limit.ts';
 import type { ReadService } from '../read/read-service.ts';
 import type { Caller } from '../auth/caller.ts';
 import type { MakerCatalog } from '../catalog/maker-catalog.ts';
@@ -29,6 +29,11 @@ export interface McpCaller {
   readonly auth: Caller;
   /** The caller's IP, as REST sees it (TRUST_PROXY honoured). */
   readonly ip: string;
+  /**
+   * Whose budgets the calls spend when not the address's: a consumer key's (the request carried
+   * one), or a signed-in maker's grant (one connected app of one maker).
+   */
+  readonly budget: { readonly owner: BudgetOwner; readonly holder: 'key' | 'sign-in' } | undefined;
   /** Told of each budget decision, so the HTTP answer carries the rate-limit headers. */
   onRateDecision(decision: RateDecision): void;
   /** The request's logger: limiter failures are warnings, tool failures errors. */
@@ -60,19 +65,21 @@ export function callerOf(extra: { authInfo?: AuthInfo | undefined }): McpCaller 
 }
 
 /**
- * Spends one call of the caller's budget in the same per-IP buckets REST uses, so an address
- * has one budget whichever door it comes through. Throws TOO_MANY_REQUESTS when it is spent.
+ * Spends one call of the caller's budget in the same buckets REST uses, so an address (or a
+ * key) has one budget whichever door it comes through; a signed-in maker's calls spend their
+ * grant's budget instead, with an address's limits, so the users of one hosted assistant no
+ * longer share their host's address. Throws TOO_MANY_REQUESTS when it is spent.
  * Should the limiter itself fail, the call is served, as REST does: a broken limiter must not
  * take the catalog offline.
  */
 export async function spendBudget(rateLimits: RateLimits, caller: McpCaller, bucket: Bucket): Promise<void> {
   let decision: RateDecision;
   try {
-    decision = await rateLimits.consume(bucket, caller.ip);
+    decision = await rateLimits.consume(bucket, caller.ip, caller.budget?.owner);
   } catch (err) {
     caller.log.warn({ err }, 'rate limiter failed; serving without a limit');
     return;
   }
   caller.onRateDecision(decision);
-  if (!decision.allowed) throw tooManyRequests(decision.resetSeconds);
+  if (!decision.allowed) throw tooManyRequests(decision.resetSeconds, caller.budget?.holder ?? 'address');
 }

@@ -70,13 +70,15 @@ function calledTools(body: unknown): string[] {
 
 /**
  * The caller of an MCP request, or undefined when the request was answered here (refused).
+ * `keyed`: the Authorization header holds a valid consumer key (checked by the route), which
+ * is no sign-in: the caller is anonymous, and a maker tool asks it to sign in.
  */
-export async function authenticateMcpRequest(request: FastifyRequest, reply: FastifyReply, auth: McpAuth): Promise<Caller | undefined> {
+export async function authenticateMcpRequest(request: FastifyRequest, reply: FastifyReply, auth: McpAuth, keyed = false): Promise<Caller | undefined> {
   const query = request.query as Record<string, unknown> | undefined;
   if (query && 'access_token' in query) {
     return refuse(reply, auth, { status: 401, error: 'invalid_request', description: 'Access tokens are accepted in the Authorization header only, never in the URL.', tokenPresented: true });
   }
-  const check = await auth.verifier.check(request.headers.authorization);
+  const check = keyed ? ({ ok: true, caller: { kind: 'anonymous' } } as const) : await auth.verifier.check(request.headers.authorization);
   if (!check.ok) return refuse(reply, auth, { status: 401, error: check.error, description: check.description, tokenPresented: true });
   const caller = check.caller;
   for (const tool of calledTools(request.body)) {

@@ -6,6 +6,7 @@ import type { MakerCatalog } from '../catalog/maker-catalog.ts';
 import type { Config } from '../config/config.ts';
 import type { ReadService } from '../read/read-service.ts';
 import { rateLimitHeaders, type RateDecision, type RateLimits } from '../http/rate-limit.ts';
+import { grantOwner, keyChallenge, type ConsumerAuth } from '../http/consumer-auth.ts';
 import { resourceMetadataUrl } from '../http/oauth-routes.ts';
 import type { Caller } from '../auth/caller.ts';
 import { attachCaller, type McpCaller, type McpDeps } from './call-context.ts';
@@ -39,6 +40,7 @@ interface McpHandling {
   pool: McpServerPool;
   direct: DirectReadCalls;
   auth: McpAuth;
+  consumerAuth: ConsumerAuth;
 }
 
 /** What the MCP endpoint needs from the process: the composition (src/app.ts) passes its own deps. */
@@ -49,6 +51,8 @@ export interface McpRouteDeps {
   accounts: Accounts;
   /** The makers' commands, called by the maker tools. */
   maker: MakerCatalog;
+  /** Consumer keys (docs/keys.md): a key's budgets are spent instead of the address's. */
+  consumerAuth: ConsumerAuth;
 }
 
 export async function registerMcp(app: FastifyInstance, deps: McpRouteDeps): Promise<void> {
@@ -62,6 +66,7 @@ export async function registerMcp(app: FastifyInstance, deps: McpRouteDeps): Pro
       resourceMetadataUrl: resourceMetadataUrl(deps.config.publicUrl, MCP_PATH),
       toolScopes: MAKER_TOOL_SCOPES,
     },
+    consumerAuth: deps.consumerAuth,
   };
   // Its own scope: the origin check and the JSON-RPC error answers apply to /api/mcp only.
   await app.register(async (scope) => {
@@ -147,13 +152,15 @@ function invalidParams(message: unknown): string | undefined {
 class RequestCaller implements McpCaller {
   readonly auth: Caller;
   readonly ip: string;
+  readonly budget: McpCaller['budget'];
   readonly log: McpCaller['log'];
   rateHeaders: Record<string, string> | undefined;
   readonly #res: ServerResponse | undefined;
 
-  constructor(request: FastifyRequest, auth: Caller, writeTo: ServerResponse | undefined) {
+  constructor(request: FastifyRequest, auth: Caller, budget: McpCaller['budget'], writeTo: ServerResponse | undefined) {
     this.auth = auth;
     this.ip = request.ip;
+    this.budget = budget;
     this.log = request.log;
     this.#res = writeTo;
   }
@@ -166,9 +173,25 @@ class RequestCaller implements McpCaller {
   }
 }
 
+/** An Authorization header whose bearer token is a consumer key's (ck_…), not an access token. */
+const KEY_BEARER = /^\s*bearer\s+ck_/i;
+
 async function handlePost(request: FastifyRequest, reply: FastifyReply, handling: McpHandling): Promise<void> {
-  const auth = await authenticateMcpRequest(request, reply, handling.auth);
+  const authorization = request.headers.authorization;
+  const requestKey = authorization !== undefined && KEY_BEARER.test(authorization) ? handling.consumerAuth.keyOf(request.headers, request.raw.rawHeaders) : undefined;
+  if (requestKey?.ok === false) {
+    const err = await handling.consumerAuth.refusal(requestKey, request.ip);
+    if (err.status === 401) reply.header('www-authenticate', keyChallenge(err.message));
+    if (err.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.retryAfterSeconds));
+    return void reply.code(err.status).header('cache-control', 'no-store').type('application/json; charset=utf-8').send(JSON.stringify(err.toBody()));
+  }
+  const auth = await authenticateMcpRequest(request, reply, handling.auth, requestKey !== undefined);
   if (!auth) return;
+  const budget: McpCaller['budget'] = requestKey?.ok
+    ? { owner: requestKey.owner, holder: 'key' }
+    : auth.kind === 'maker'
+      ? { owner: grantOwner(auth.grantId), holder: 'sign-in' }
+      : undefined;
   const problem = invalidParams(request.body);
   if (problem !== undefined) {
     const id = (request.body as { id?: unknown }).id;
@@ -178,8 +201,8 @@ async function handlePost(request: FastifyRequest, reply: FastifyReply, handling
       .send({ jsonrpc: '2.0', id: typeof id === 'string' || typeof id === 'number' ? id : null, error: { code: -32602, message: `Invalid params: ${problem}.` } });
   }
   const call = handling.direct.match(request.body, request.raw.rawHeaders, request.headers);
-  if (!call) return serveWithSdk(request, reply, new RequestCaller(request, auth, reply.raw), handling.pool);
-  const caller = new RequestCaller(request, auth, undefined);
+  if (!call) return serveWithSdk(request, reply, new RequestCaller(request, auth, budget, reply.raw), handling.pool);
+  const caller = new RequestCaller(request, auth, budget, undefined);
   const { head, tail } = await handling.direct.answer(call, caller);
   // The answer in two pieces, on the raw response: the result is not copied per request.
   const headers: Record<string, string | number | string[] | undefined> = reply.getHeaders();

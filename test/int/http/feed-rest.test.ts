@@ -59,7 +59,7 @@ describe('GET /api/v1/export', () => {
     expect(res.headers['content-type']).toBe('application/x-ndjson');
     expect(res.headers['content-encoding']).toBeUndefined();
     expect(res.headers['cache-control']).toBe('public, max-age=300');
-    expect(res.headers.vary).toBe('Accept-Encoding');
+    expect(res.headers.vary).toBe('Accept-Encoding, Authorization');
     expect(res.headers.etag).toMatch(/^"[^"]+"$/);
     expect(res.headers['catalog-cursor']).toMatch(/^[0-9a-f]{8}-\d+$/);
     expect(res.headers['x-ratelimit-limit']).toBe('6');
@@ -125,7 +125,7 @@ describe('GET /api/v1/export', () => {
     expect(new Set([plain.headers.etag, br.headers.etag, gzip.headers.etag]).size).toBe(3);
     for (const res of [br, gzip]) {
       expect(res.headers['catalog-cursor']).toBe(plain.headers['catalog-cursor']);
-      expect(res.headers.vary).toBe('Accept-Encoding');
+      expect(res.headers.vary).toBe('Accept-Encoding, Authorization');
     }
   });
 

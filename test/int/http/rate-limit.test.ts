@@ -156,7 +156,7 @@ test('the budget comes back when the window ends (a 2-second window stands in fo
   const rateLimits = createRateLimits({ searchPerMinute: 30, otherPerMinute: 60, windowSeconds: 2 });
   const short = Fastify();
   registerErrorHandling(short);
-  await registerRest(short, { config: stack.service.config, read: stack.service.read, feed: stack.service.feed, rateLimits });
+  await registerRest(short, { config: stack.service.config, read: stack.service.read, feed: stack.service.feed, rateLimits, consumerAuth: stack.service.consumerAuth });
   try {
     const ip = uniqueIp();
     const send = () => short.inject({ method: 'GET', url: '/api/v1/search', remoteAddress: ip });
