@@ -1,12 +1,14 @@
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Pool } from '../db/pool.ts';
+import { pruneKeyUsage } from './consumer-keys.ts';
 import { pruneOAuthRecords } from './oauth-store.ts';
 import { pruneSessions } from './sessions.ts';
 
 /**
  * Forgets what has expired: authorization server records, idle registered clients, refresh
- * answers kept for retries, web sessions and old sign-in links. It runs once an hour per
+ * answers kept for retries, web sessions, old sign-in links, and consumer keys' usage older
+ * than 400 days. It runs once an hour per
  * cluster, not per process: every API process asks every few minutes (and right after it
  * starts) whether the hour has passed, and the one that claims the run in PostgreSQL does it
  * (auth.scheduled_runs), however many processes there are and however often they restart.
@@ -37,7 +39,8 @@ export function startAccountUpkeep(opts: { pool: Pool; clientIdleSeconds: number
       if (stopped || !(await claimScheduledRun(opts.pool, ACCOUNT_UPKEEP_JOB, UPKEEP_INTERVAL_MS, by))) return;
       const removed = await pruneOAuthRecords(opts.pool, opts.clientIdleSeconds);
       await pruneSessions(opts.pool);
-      opts.log.info({ job: ACCOUNT_UPKEEP_JOB, authorizationRecords: removed }, 'account upkeep ran: expired sessions, sign-in links and authorization records removed');
+      await pruneKeyUsage(opts.pool);
+      opts.log.info({ job: ACCOUNT_UPKEEP_JOB, authorizationRecords: removed }, 'account upkeep ran: expired sessions, sign-in links, authorization records and consumer key usage past 400 days removed');
     } catch (err) {
       opts.log.warn({ err }, 'could not remove expired sessions and authorization records; trying again in a few minutes');
     }

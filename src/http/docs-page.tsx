@@ -334,11 +334,16 @@ function DocsDocument({ doc, basePath, serverUrl }: { doc: OpenApiDocument; base
           <h1>
             {doc.info.title} <span class="muted">{doc.info.version}</span>
           </h1>
-          {doc.info.description.split('\n\n').map((para) => (
-            <p>
-              <Prose text={para} />
-            </p>
-          ))}
+          {doc.info.description.split('\n\n').map((para) =>
+            // A paragraph "## Title" is a section heading (the description's "Higher limits").
+            para.startsWith('## ') ? (
+              <h2 id={para.slice(3).toLowerCase().replace(/[^a-z0-9]+/g, '-')}>{para.slice(3)}</h2>
+            ) : (
+              <p>
+                <Prose text={para} />
+              </p>
+            ),
+          )}
           <p>
             Base URL: <code>{serverUrl}</code>. Machine-readable description (OpenAPI {doc.openapi}):{' '}
             <a href={`${basePath}/openapi.json`}>openapi.json</a>.

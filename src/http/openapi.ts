@@ -170,9 +170,12 @@ const stringHeader = (description: string): JsonObject => ({ description, schema
 function headers(opts: Required<OpenApiOptions>): Record<string, JsonObject> {
   return {
     ETag: stringHeader('Strong entity tag of the body; send it back in If-None-Match.'),
-    'Cache-Control': stringHeader('How long the answer may be kept: at most 300 s by shared caches (edge), at most 60 s by browsers; `no-store` on errors.'),
+    'Cache-Control': stringHeader(
+      'How long the answer may be kept: at most 300 s by shared caches (edge), at most 60 s by browsers; `private, max-age=60` on an answer to a request with a consumer key (never kept by a shared cache); `no-store` on errors.',
+    ),
+    Vary: stringHeader('`Authorization` on every cacheable answer: a shared cache never answers a request made with a key with a copy fetched without it (the export adds `Accept-Encoding`).'),
     'X-RateLimit-Limit': integerHeader(
-      `Requests allowed per minute in this route's budget (${opts.searchPerMinute} for searches, ${opts.exportPerMinute} for exports, ${opts.changesPerMinute} for the change feed, ${opts.otherPerMinute} for other calls).`,
+      `Requests allowed per minute in this route's budget: per IP ${opts.searchPerMinute} for searches, ${opts.exportPerMinute} for exports, ${opts.changesPerMinute} for the change feed, ${opts.otherPerMinute} for other calls; with a consumer key, the key's own budgets.`,
     ),
     'X-RateLimit-Remaining': integerHeader('Requests left in the current window.'),
     'X-RateLimit-Reset': integerHeader('Unix time (seconds) at which the current window ends.'),
@@ -181,6 +184,7 @@ function headers(opts: Required<OpenApiOptions>): Record<string, JsonObject> {
     'Retry-After': integerHeader('Seconds until the window ends and requests are accepted again.'),
     'X-Request-Id': stringHeader('Identifier of this request in the service logs; a valid X-Request-Id sent by the client is kept.'),
     'Catalog-Cursor': stringHeader('The change-feed position the export is consistent with: pass it as `since` to GET /changes to follow the catalog from there.'),
+    'WWW-Authenticate': stringHeader('On a 401: `Bearer error="invalid_token", error_description="…"` (the key is malformed, unknown, revoked or expired).'),
   };
 }
 
@@ -213,8 +217,14 @@ function responses(): Record<string, JsonObject> {
       headers: headerRefs(['Cache-Control', ...RATE_HEADERS]),
       content: json('Error'),
     },
+    InvalidKey: {
+      description:
+        'The Authorization header holds no valid consumer key: `code` INVALID_KEY, the message says whether it is malformed, unknown, revoked or expired. Never answered as if no key had been sent. More than 20 such answers to one address in a minute are followed by 429.',
+      headers: headerRefs(['WWW-Authenticate', 'Cache-Control', 'X-Request-Id']),
+      content: json('Error'),
+    },
     TooManyRequests: {
-      description: 'The per-IP budget for the minute is spent: `code` TOO_MANY_REQUESTS; slow down and retry after Retry-After seconds.',
+      description: 'The budget for the minute (the address\'s, or the consumer key\'s) is spent: `code` TOO_MANY_REQUESTS; slow down and retry after Retry-After seconds.',
       headers: headerRefs(['Retry-After', 'Cache-Control', ...RATE_HEADERS]),
       content: json('Error'),
     },
@@ -222,8 +232,12 @@ function responses(): Record<string, JsonObject> {
 }
 
 function ok(description: string, schemaName: ComponentName): JsonObject {
-  return { description, headers: headerRefs(['ETag', 'Cache-Control', ...RATE_HEADERS]), content: json(schemaName) };
+  return { description, headers: headerRefs(['ETag', 'Cache-Control', 'Vary', ...RATE_HEADERS]), content: json(schemaName) };
 }
+
+/** Every operation: no credential, or a consumer key (optional bearer scheme). */
+const SECURITY = [{}, { consumerKey: [] }];
+const UNAUTHORIZED = { '401': ref('responses', 'InvalidKey') };
 
 export interface OpenApiOptions {
   publicUrl: string;
@@ -243,6 +257,7 @@ export type OpenApiDocument = JsonObject & {
     parameters: Record<string, JsonObject>;
     headers: Record<string, JsonObject>;
     responses: Record<string, JsonObject>;
+    securitySchemes: Record<string, JsonObject>;
   };
 };
 
@@ -264,6 +279,10 @@ export function buildOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
         'Only live listings are ever returned; a listing that is not live is treated as absent. No key is needed. Every endpoint is a GET, answers JSON and allows cross-origin requests.',
         '',
         `Requests are limited per IP: ${opts.searchPerMinute} searches, ${opts.exportPerMinute} exports, ${opts.changesPerMinute} change-feed requests (a long poll counts once) and ${opts.otherPerMinute} other calls per minute; over the limit the answer is 429 until the minute ends.`,
+        '',
+        '## Higher limits',
+        '',
+        'Higher limits are available only by arrangement with the operator, who then gives you a consumer key (`ck_…`) with budgets of its own. Send it on every request as `Authorization: Bearer ck_…` (the `consumerKey` scheme): the rate-limit headers then show the key\'s budgets, counted across every server. A key that is malformed, unknown, revoked or expired is answered 401 `INVALID_KEY`, never served as if no key had been sent. Keep a key on your servers: never in a browser, an app others can unpack, or a URL (URLs end up in logs and histories). Answers to keyed requests are `Cache-Control: private`.',
         'Answers may be served from an edge cache for up to five minutes, so a listing change takes up to that long to show.',
         '',
         'Anyone showing a listing elsewhere should link to its listing page (the product `url`).',
@@ -283,10 +302,12 @@ export function buildOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
           summary: 'Search live listings',
           description: 'Returns live listings, newest first (ties by id). Every filter is optional and filters combine. Unknown parameters are rejected.',
           parameters: [p('q'), p('category'), p('label'), p('tag'), p('page'), p('limit'), p('ifNoneMatch')],
+          security: SECURITY,
           responses: {
             '200': ok('One page of matching live listings, with the total across every page.', 'SearchResult'),
             '304': ref('responses', 'NotModified'),
             '400': ref('responses', 'BadRequest'),
+            ...UNAUTHORIZED,
             '429': ref('responses', 'TooManyRequests'),
           },
         },
@@ -298,10 +319,12 @@ export function buildOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
           summary: 'List categories',
           description: 'Every category with its live-listing count (0 when none is live), ordered by name. Takes no parameters: any query parameter is rejected (400, naming it).',
           parameters: [p('ifNoneMatch')],
+          security: SECURITY,
           responses: {
             '200': ok('Every category, ordered by name.', 'CategoryList'),
             '304': ref('responses', 'NotModified'),
             '400': ref('responses', 'BadRequest'),
+            ...UNAUTHORIZED,
             '429': ref('responses', 'TooManyRequests'),
           },
         },
@@ -313,11 +336,13 @@ export function buildOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
           summary: 'Fetch one live listing',
           description: 'The live listing with this slug, including its premium profile and promo when present. Takes no query parameters: any one given is rejected (400, naming it).',
           parameters: [p('slug'), p('ifNoneMatch')],
+          security: SECURITY,
           responses: {
             '200': ok('The listing.', 'Product'),
             '304': ref('responses', 'NotModified'),
             '400': ref('responses', 'BadRequest'),
             '404': ref('responses', 'NotFound'),
+            ...UNAUTHORIZED,
             '429': ref('responses', 'TooManyRequests'),
           },
         },
@@ -333,6 +358,7 @@ export function buildOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
             `Streamed as it is read; compressed when asked (\`br\` at quality ${BROTLI_QUALITY}, \`gzip\` at level ${GZIP_LEVEL}). The same catalog has the same ETag on every server. Takes no query parameters: any one given is rejected (400, naming it).`,
           ].join(' '),
           parameters: [p('acceptEncoding'), p('ifNoneMatch')],
+          security: SECURITY,
           responses: {
             '200': {
               description: 'Every live listing, one Product per line, newest first.',
@@ -351,6 +377,7 @@ export function buildOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
             },
             '304': ref('responses', 'NotModified'),
             '400': ref('responses', 'BadRequest'),
+            ...UNAUTHORIZED,
             '429': ref('responses', 'TooManyRequests'),
           },
         },
@@ -366,6 +393,7 @@ export function buildOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
             'Unknown parameters are rejected.',
           ].join(' '),
           parameters: [p('since'), p('changesLimit'), p('wait')],
+          security: SECURITY,
           responses: {
             '200': {
               description: 'The changes after `since` (none when there is nothing new), and the cursor to continue from.',
@@ -374,6 +402,7 @@ export function buildOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
             },
             '400': ref('responses', 'BadRequest'),
             '410': ref('responses', 'CursorExpired'),
+            ...UNAUTHORIZED,
             '429': ref('responses', 'TooManyRequests'),
           },
         },
@@ -384,6 +413,14 @@ export function buildOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
       parameters: parameters(),
       headers: headers(opts),
       responses: responses(),
+      securitySchemes: {
+        consumerKey: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'ck_ followed by 38 letters and digits',
+          description: 'A consumer key from the operator (higher limits by arrangement). Optional: without it, requests spend their address\'s budgets.',
+        },
+      },
     },
   };
 }

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createKey, keyUsage, pruneKeyUsage } from '../../../src/auth/consumer-keys.ts';
 import { pruneOAuthRecords } from '../../../src/auth/oauth-store.ts';
 import { pruneSessions } from '../../../src/auth/sessions.ts';
 import { claimScheduledRun } from '../../../src/auth/upkeep.ts';
@@ -32,6 +33,23 @@ it('forgets expired authorization records, idle clients, old refresh answers, ex
   expect((await pool.query(`SELECT count(*)::int AS n FROM catalog.sessions`)).rows[0].n).toBe(1);
   // A used or expired link stays a day, so opening it still says "expired" rather than "unknown".
   expect((await pool.query(`SELECT count(*)::int AS n FROM catalog.sign_in_links`)).rows[0].n).toBe(1);
+});
+
+it("keeps a consumer key's usage 400 days: the day 400 days back stays, the day before goes", async () => {
+  const { pool } = db;
+  await createKey(pool, { name: 'upkeep-usage' });
+  const { rows } = await pool.query<{ id: string }>(`SELECT id FROM auth.consumer_keys WHERE name = 'upkeep-usage'`);
+  const today = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate()));
+  const daysAgo = (n: number) => new Date(today.getTime() - n * 86_400_000).toISOString().slice(0, 10);
+  for (const n of [0, 399, 400, 401]) {
+    await pool.query(`INSERT INTO auth.consumer_key_usage (key_id, day, search, last_used_at) VALUES ($1, $2, $3, now())`, [rows[0]!.id, daysAgo(n), n + 1]);
+  }
+  await pruneKeyUsage(pool);
+  const kept = await pool.query<{ day: string }>(`SELECT to_char(day, 'YYYY-MM-DD') AS day FROM auth.consumer_key_usage WHERE key_id = $1 ORDER BY day`, [rows[0]!.id]);
+  expect(kept.rows.map((r) => r.day)).toEqual([daysAgo(400), daysAgo(399), daysAgo(0)]);
+  // What is kept is still reported, the oldest kept day included.
+  const usage = await keyUsage(pool, { name: 'upkeep-usage', days: 401 });
+  expect(usage.keys[0]!.days[0]).toMatchObject({ date: daysAgo(400), search: 401 });
 });
 
 it('runs once per cluster: of processes asking at the same moment one claims the run, and the next only after the interval', async () => {

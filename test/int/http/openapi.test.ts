@@ -108,9 +108,9 @@ describe('the document', () => {
 
   test('documents every response with its schema and headers', () => {
     const statuses = (path: string) => Object.keys(operation(path).responses);
-    expect(statuses('/search')).toEqual(['200', '304', '400', '429']);
-    expect(statuses('/categories')).toEqual(['200', '304', '400', '429']);
-    expect(statuses('/products/{slug}')).toEqual(['200', '304', '400', '404', '429']);
+    expect(statuses('/search')).toEqual(['200', '304', '400', '401', '429']);
+    expect(statuses('/categories')).toEqual(['200', '304', '400', '401', '429']);
+    expect(statuses('/products/{slug}')).toEqual(['200', '304', '400', '401', '404', '429']);
     expect(documentedResponseSchema(doc, '/search', '200')).toBe('SearchResult');
     expect(documentedResponseSchema(doc, '/categories', '200')).toBe('CategoryList');
     expect(documentedResponseSchema(doc, '/products/{slug}', '200')).toBe('Product');
@@ -122,8 +122,8 @@ describe('the document', () => {
     const refusedHeaders = Object.keys(resolve(operation('/search').responses['429']).headers as Json);
     expect(refusedHeaders).toContain('Retry-After');
     expect(resolve(operation('/search').responses['304']).content).toBeUndefined();
-    expect(statuses('/export')).toEqual(['200', '304', '400', '429']);
-    expect(statuses('/changes')).toEqual(['200', '400', '410', '429']);
+    expect(statuses('/export')).toEqual(['200', '304', '400', '401', '429']);
+    expect(statuses('/changes')).toEqual(['200', '400', '401', '410', '429']);
     const exported = resolve(operation('/export').responses['200']);
     expect(Object.keys(exported.content as Json)).toEqual(['application/x-ndjson']);
     expect((exported.content as Record<string, Json>)['application/x-ndjson']!['x-item-schema']).toEqual({ $ref: '#/components/schemas/Product' });
@@ -191,6 +191,20 @@ describe('actual answers validate against the document', () => {
     expect(res.headers['content-type']).toBe('application/x-ndjson');
     const validate = schemaFor('Product');
     for (const line of res.body.split('\n').filter(Boolean)) expect(validate(JSON.parse(line)), JSON.stringify(validate.errors)).toBe(true);
+  });
+
+  test('every operation takes an optional consumer key (bearer), and documents its 401', async () => {
+    expect(doc.components.securitySchemes).toEqual({ consumerKey: expect.objectContaining({ type: 'http', scheme: 'bearer' }) });
+    for (const path of ['/search', '/categories', '/products/{slug}', '/export', '/changes']) {
+      expect(operation(path).security, path).toEqual([{}, { consumerKey: [] }]);
+      expect(documentedResponseSchema(doc, path, '401'), path).toBe('Error');
+      expect(Object.keys(resolve(operation(path).responses['401']).headers as Json)).toContain('WWW-Authenticate');
+    }
+    const refused = await app.inject({ method: 'GET', url: '/api/v1/products/pixel-forge', remoteAddress: uniqueIp(), headers: { authorization: 'Bearer ck_not-a-key' } });
+    expect(refused.statusCode).toBe(401);
+    expect(refused.headers['www-authenticate']).toMatch(/^Bearer error="invalid_token"/);
+    expectDocumented('/products/{slug}', 401, refused.json());
+    expect(refused.json().code).toBe('INVALID_KEY');
   });
 
   test('a 429 of each operation', async () => {
