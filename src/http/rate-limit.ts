@@ -190,7 +190,7 @@ export function createRateLimits(opts: RateLimitOptions): RateLimits {
   const fromLease = (bucket: Bucket, limit: number, d: LeaseDecision) => decide(bucket, limit, d.allowed ? d.count : limit + 1, d.msLeft);
   /** Counts a key's request in Redis, then resolves with its decision (redis-budgets.ts: countUsage). */
   const countShared = (shared: RedisBudgets, bucket: Bucket, owner: BudgetOwner, decision: RateDecision): Promise<RateDecision> =>
-    shared.countUsage(`${owner.usageKey}|${usage.day()}|${decision.allowed ? bucket : 'refused'}`, usage.countField).then(() => decision);
+    shared.countUsage(`${owner.usageKey}|${usage.day()}|${decision.allowed ? bucket : 'refused'}`, usage.countField, decision);
 
   return {
     windowSeconds,
@@ -200,6 +200,12 @@ export function createRateLimits(opts: RateLimitOptions): RateLimits {
       if (!shared) return inMemory(bucket, ip, owner);
       const limit = limitOf(bucket, owner);
       const key = limiterKey(buckets[bucket], owner?.id ?? ip);
+      // Decided from this process's lease when it holds one: no promise but the usage count's.
+      const now = shared.tryNow(key, limit);
+      if (now !== undefined) {
+        const decision = fromLease(bucket, limit, now);
+        return owner?.usageKey === undefined ? Promise.resolve(decision) : countShared(shared, bucket, owner, decision);
+      }
       // A promise chain rather than an async function: this runs on every counted request.
       const decided = shared.decide(key, limit).then(
         (d) => fromLease(bucket, limit, d),
@@ -263,9 +269,9 @@ function createMemoryUsage(now: () => number) {
     count(keyId: string, column: string): void {
       this.countField(`${keyId}|${this.day()}|${column}`);
     },
-    /** Counts one request under a field `keyId|day|column` (also for counts Redis could not take). */
-    countField: (field: string): void => {
-      counts.set(field, (counts.get(field) ?? 0) + 1);
+    /** Counts `n` requests under a field `keyId|day|column` (also for counts Redis could not take). */
+    countField: (field: string, n = 1): void => {
+      counts.set(field, (counts.get(field) ?? 0) + n);
     },
     take(): UsageBatch[] {
       if (counts.size > 0) {

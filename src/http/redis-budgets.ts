@@ -56,10 +56,10 @@ export interface RedisBudgets {
   /** A decision, asking Redis for a lease when this process holds none (rejects when Redis is away). */
   decide(key: string, limit: number): Promise<LeaseDecision>;
   /**
-   * Counts one request of a consumer key (`keyId|day|column`); resolves once the count is
-   * written to Redis (or, with Redis away, held in `fallback`'s memory).
+   * Counts one request of a consumer key (`keyId|day|column`); resolves with `value` once the
+   * count is written to Redis (or, with Redis away, handed to `fallback` to keep in memory).
    */
-  countUsage(field: string, fallback: (field: string) => void): Promise<void>;
+  countUsage<T>(field: string, fallback: (field: string, n: number) => void, value: T): Promise<T>;
   /** Every usage batch waiting in Redis, the counts written since the last call among them. */
   takeUsage(): Promise<UsageBatch[]>;
   /** Gives every unused lease back (shutdown). */
@@ -342,32 +342,16 @@ export function createRedisBudgets(redis: Redis, opts: { prefix: string; windowM
   sweep.unref();
 
   // Usage: the counts of one round, written in one go before that round's answers.
+  const usageWriter = createUsageWriter(redis);
   let usageRound = new Map<string, number>();
   let usageWaiters: Array<() => void> = [];
-  let usageFallback: (field: string) => void = () => undefined;
+  let usageFallback: (field: string, n: number) => void = () => undefined;
   const writeUsage = () => {
     const round = usageRound;
     const waiters = usageWaiters;
     usageRound = new Map();
     usageWaiters = [];
-    if (redis.status === 'ready') {
-      const pipeline = redis.pipeline();
-      for (const [field, n] of round) pipeline.hincrby(usageKey, field, n);
-      // Written to the connection now; a failure afterwards is counted in memory instead.
-      pipeline.exec().then(
-        (results) => {
-          let i = 0;
-          for (const [field, n] of round) {
-            if (results?.[i++]?.[0]) for (let k = 0; k < n; k++) usageFallback(field);
-          }
-        },
-        () => {
-          for (const [field, n] of round) for (let k = 0; k < n; k++) usageFallback(field);
-        },
-      );
-    } else {
-      for (const [field, n] of round) for (let k = 0; k < n; k++) usageFallback(field);
-    }
+    if (!usageWriter.write(usageKey, round)) for (const [field, n] of round) usageFallback(field, n);
     for (const w of waiters) w();
   };
 
@@ -389,11 +373,11 @@ export function createRedisBudgets(redis: Redis, opts: { prefix: string; windowM
         ask(lease);
       });
     },
-    countUsage(field, fallback) {
+    countUsage(field, fallback, value) {
       usageFallback = fallback;
       if (usageRound.size === 0) setImmediate(writeUsage);
       usageRound.set(field, (usageRound.get(field) ?? 0) + 1);
-      return new Promise<void>((resolve) => usageWaiters.push(resolve));
+      return new Promise((resolve) => usageWaiters.push(() => resolve(value)));
     },
     async takeUsage() {
       const names = await client.catalogTakeUsage(usageKey, batchesKey, `${usageKey}:batch:${randomUUID()}`);
@@ -415,6 +399,54 @@ export function createRedisBudgets(redis: Redis, opts: { prefix: string; windowM
     async close() {
       clearInterval(sweep);
       await giveBack(true);
+      usageWriter.close();
+    },
+  };
+}
+
+/**
+ * The usage counts' own connection to Redis, on which Redis is told never to reply (CLIENT
+ * REPLY OFF): a round's counts are one HINCRBY each, written to the socket in one write, with
+ * nothing to wait for and no reply to read. (ioredis, which opens, authenticates and reconnects
+ * the connection, would make a command, a promise and a reply of each count: several times what
+ * answering the request costs.) Counts written to the socket reach Redis even if this process
+ * is killed right after: with no reply ever unread, closing the socket sends what it holds.
+ */
+interface UsageWriter {
+  /** Writes the counts; false when the connection is not ready (the caller keeps them). */
+  write(hash: string, counts: ReadonlyMap<string, number>): boolean;
+  close(): void;
+}
+
+function bulk(text: string): string {
+  return `$${Buffer.byteLength(text)}\r\n${text}\r\n`;
+}
+
+const REPLY_OFF = `*3\r\n${bulk('CLIENT')}${bulk('REPLY')}${bulk('OFF')}`;
+
+function createUsageWriter(redis: Redis): UsageWriter {
+  // No offline queue, no ready check of its own beyond ioredis's: counts are never queued.
+  const connection = redis.duplicate({ enableOfflineQueue: false, lazyConnect: false });
+  connection.on('error', () => undefined);
+  let replyOff = false;
+  connection.on('ready', () => {
+    connection.stream.write(REPLY_OFF);
+    replyOff = true;
+  });
+  connection.on('close', () => {
+    replyOff = false;
+  });
+  return {
+    write(hash, counts) {
+      if (!replyOff || connection.status !== 'ready' || !connection.stream.writable) return false;
+      const key = bulk(hash);
+      let text = '';
+      for (const [field, n] of counts) text += `*4\r\n$7\r\nHINCRBY\r\n${key}${bulk(field)}${bulk(String(n))}`;
+      connection.stream.write(text);
+      return true;
+    },
+    close() {
+      connection.disconnect();
     },
   };
 }
