@@ -11,6 +11,7 @@ import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createKey, newKey } from '../../../src/auth/consumer-keys.ts';
 import { loadConfig } from '../../../src/config/config.ts';
 import { startService, type RunningService } from '../../../src/service.ts';
 import { FIXTURE_CATEGORIES, LIVE_SLUGS_NEWEST_FIRST, NOT_LIVE_SLUGS } from '../../helpers/fixtures.ts';
@@ -118,6 +119,8 @@ interface Case {
   origin: string | undefined;
   condition: 'none' | 'current' | 'weak' | 'list' | 'star' | 'other';
   repeat: boolean;
+  /** No Authorization, a valid consumer key, an unknown one, or a malformed header. */
+  key: 'none' | 'valid' | 'unknown' | 'malformed';
 }
 
 const aCase: fc.Arbitrary<Case> = fc.record({
@@ -128,6 +131,7 @@ const aCase: fc.Arbitrary<Case> = fc.record({
   origin: fc.constantFrom(undefined, 'https://app.example'),
   condition: fc.constantFrom('none', 'none', 'current', 'weak', 'list', 'star', 'other'),
   repeat: fc.boolean(),
+  key: fc.constantFrom('none', 'none', 'none', 'valid', 'valid', 'unknown', 'malformed'),
 });
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -143,12 +147,28 @@ describe.each(['memory', 'Redis'] as const)('direct read path, budgets in %s', (
   const octet = randomInt(128);
   const prefix = `10.${2 * octet}.${randomInt(256)}`;
   const plainPrefix = `10.${2 * octet + 1}.${prefix.split('.')[2]}`;
-  const forPlain = (headers: Record<string, string>): Record<string, string> => ({ ...headers, 'x-forwarded-for': headers['x-forwarded-for']!.replace(prefix, plainPrefix) });
+  // A consumer key per service too (with the same budgets), for the same reason.
+  let directKey = '';
+  let plainKey = '';
+  const forPlain = (headers: Record<string, string>): Record<string, string> => ({
+    ...headers,
+    'x-forwarded-for': headers['x-forwarded-for']!.replace(prefix, plainPrefix),
+    ...(headers.authorization !== undefined && { authorization: headers.authorization.replace(directKey, plainKey) }),
+  });
 
   beforeAll(async () => {
     const env = { TRUST_PROXY: 'true', RATE_LIMIT_OTHER_PER_MIN: '40', RATE_LIMIT_SEARCH_PER_MIN: '40', ...(budgets === 'Redis' && { REDIS_URL }) };
     stack = await startTestStack({ env });
     plain = await startService(loadConfig({}, { ...envOf(stack), ...env, DIRECT_READS: 'false' }), { projector: false, demo: false, listen: true, logger: pino({ level: 'silent' }) });
+    const limits = { search: 40, other: 40 };
+    directKey = (await createKey(stack.db.pool, { name: `direct-${budgets.toLowerCase()}`, limits })).key;
+    plainKey = (await createKey(stack.db.pool, { name: `plain-${budgets.toLowerCase()}`, limits })).key;
+    // Both processes hold both keys (the table is loaded again on NOTIFY).
+    for (const service of [stack.service, plain]) {
+      for (const key of [directKey, plainKey]) {
+        while (!service.consumerAuth.keys.check(`Bearer ${key}`).ok) await new Promise((r) => setTimeout(r, 20));
+      }
+    }
   }, 60_000);
 
   afterAll(async () => {
@@ -165,6 +185,7 @@ describe.each(['memory', 'Redis'] as const)('direct read path, budgets in %s', (
   test('every answer is the same with and without it: status, headers in order, body, budget', async () => {
     // The ETag each path last gave for a path, to send back as If-None-Match.
     const etags = new Map<string, string>();
+    const unknownKey = newKey();
     const ipOf = (n: number) => `${prefix}.${n + 1}`;
     await fc.assert(
       fc.asyncProperty(aCase, async (c) => {
@@ -174,6 +195,7 @@ describe.each(['memory', 'Redis'] as const)('direct read path, budgets in %s', (
         const etag = etags.get(c.path) ?? '"none"';
         const condition = { none: undefined, current: etag, weak: `W/${etag}`, list: `"x", ${etag}`, star: '*', other: '"other"' }[c.condition];
         if (condition !== undefined) headers['if-none-match'] = condition;
+        if (c.key !== 'none') headers.authorization = { valid: `Bearer ${directKey}`, unknown: `Bearer ${unknownKey}`, malformed: 'Basic dXNlcjpwYXNz' }[c.key];
         for (let i = 0; i < (c.repeat ? 2 : 1); i++) {
           const a = await send(stack.baseUrl, c.method, c.path, headers);
           const b = await send(plain.url, c.method, c.path, forPlain(headers));
