@@ -20,6 +20,7 @@ import {
 } from './admin-pages.tsx';
 import type { NoticeMessage } from '../components/notice.tsx';
 import type { Session } from '../components/layout.tsx';
+import { registerKeyPages } from './key-routes.tsx';
 import { pageSession } from '../maker-session.ts';
 import { sendPrivatePage } from '../render.ts';
 
@@ -33,6 +34,7 @@ import { sendPrivatePage } from '../render.ts';
  * GET  /admin/listings?slug=…              find a listing by slug
  * GET  /admin/listings/:slug               a listing, its decision form and its history
  * POST /admin/listings/:slug/decisions     action (+ feedback): decide, then back to where it was made
+ * /admin/keys…                             the consumer keys (key-routes.tsx)
  */
 export interface AdminPagesDeps {
   pool: Pool;
@@ -162,6 +164,8 @@ export async function registerAdminPages(scope: FastifyInstance, deps: AdminPage
       const done = `done=${action}&slug=${encodeURIComponent(slug)}`;
       return reply.redirect(fromQueue ? `${ADMIN_PATHS.queue}?${done}` : `${ADMIN_PATHS.listing(slug)}?done=${action}`, 303);
     });
+
+    registerKeyPages(admin, { pool: deps.pool, ...(deps.now && { now: deps.now }) });
   });
 }
 

@@ -15,7 +15,7 @@ export interface Session {
 }
 
 /** The header link marked as the current section (aria-current="page"). */
-export type NavSection = 'home' | 'categories' | 'api' | 'signin' | 'dashboard' | 'apps' | 'review';
+export type NavSection = 'home' | 'categories' | 'api' | 'signin' | 'dashboard' | 'apps' | 'review' | 'keys';
 
 export interface PageProps {
   /** The page's own title; the site name is appended in the document title. */
@@ -69,6 +69,11 @@ function MakerNav({ session, nav }: { session: Session | null; nav?: NavSection 
         {session.isAdmin && (
           <NavLink href="/admin/review" section="review" current={nav}>
             Review
+          </NavLink>
+        )}
+        {session.isAdmin && (
+          <NavLink href="/admin/keys" section="keys" current={nav}>
+            Keys
           </NavLink>
         )}
         <li>

@@ -48,7 +48,7 @@ describe('Page', () => {
     expect(forms).toEqual([]);
   });
 
-  it("shows a maker's links and a Sign out form carrying the CSRF token; Review only to admins", () => {
+  it("shows a maker's links and a Sign out form carrying the CSRF token; Review and Keys only to admins", () => {
     const maker = header({ email: 'ada@example.com', csrfToken: 'tok-123' });
     expect(maker.links.slice(3)).toEqual([
       ['Dashboard', '/dashboard'],
@@ -68,6 +68,7 @@ describe('Page', () => {
       ['Dashboard', '/dashboard'],
       ['Connected apps', '/settings/apps'],
       ['Review', '/admin/review'],
+      ['Keys', '/admin/keys'],
     ]);
   });
 
