@@ -37,6 +37,9 @@ const MAX_HEADER_LENGTH = 256;
 const RECENT_MAX = 10_000;
 const POLL_MS = 1000;
 
+/** What is shown back of a scheme other than Bearer: a short name such as Basic, Digest or Token. */
+const SCHEME_NAME = /^[A-Za-z][A-Za-z0-9-]{0,15}$/;
+
 export const MALFORMED_HEADER = 'The Authorization header must be "Bearer" followed by a key of this service ("Bearer ck_…")';
 
 function malformed(detail: string): KeyCheck {
@@ -48,7 +51,12 @@ export function keyOfHeader(value: string): string | KeyCheck {
   if (value.length > MAX_HEADER_LENGTH) return malformed(`this one is ${value.length} characters long, a key ${KEY_LENGTH}`);
   const text = value.trim();
   const scheme = /^(\S+)(?:\s+(.*))?$/.exec(text);
-  if (!scheme || scheme[1]!.toLowerCase() !== 'bearer') return malformed(scheme ? `it uses the "${scheme[1]!.slice(0, 20)}" scheme` : 'it is empty');
+  if (!scheme) return malformed('it is empty');
+  if (scheme[1]!.toLowerCase() !== 'bearer') {
+    // A scheme's name is shown; anything else in its place (a key or another service's secret
+    // sent without "Bearer") is never echoed back, not even its start.
+    return malformed(SCHEME_NAME.test(scheme[1]!) ? `it uses the "${scheme[1]!}" scheme` : 'it does not start with "Bearer"');
+  }
   const token = scheme[2];
   if (token === undefined || token === '') return malformed('no key follows "Bearer"');
   if (/\s/.test(token)) return malformed('the key may not contain spaces');
