@@ -46,8 +46,18 @@ export function startUsageRecorder(opts: { rateLimits: RateLimits; pool: Pool; l
       failing = true;
     }
   };
-  const flush = () => {
-    running ??= once().finally(() => {
+  // A flush asked for while one runs is made after it: the running one took its counts before
+  // this call, and what was counted since must be written too.
+  let next: Promise<void> | undefined;
+  const flush = (): Promise<void> => {
+    if (running) {
+      next ??= running.then(() => {
+        next = undefined;
+        return flush();
+      });
+      return next;
+    }
+    running = once().finally(() => {
       running = undefined;
     });
     return running;
