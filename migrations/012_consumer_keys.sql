@@ -49,10 +49,12 @@ CREATE TABLE auth.consumer_key_usage_batches (
   applied_at  timestamptz NOT NULL DEFAULT now()
 );
 
--- A change counter API processes poll as a backstop to the notification.
+-- A change counter API processes poll as a backstop to the notification, and the name of this
+-- catalog's usage counts in a Redis that other catalogs may share (with the database's name).
 CREATE TABLE auth.consumer_keys_state (
-  only_row  boolean PRIMARY KEY DEFAULT true CHECK (only_row),
-  version   bigint NOT NULL
+  only_row     boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+  version      bigint NOT NULL,
+  usage_space  text NOT NULL DEFAULT md5(gen_random_uuid()::text)
 );
 INSERT INTO auth.consumer_keys_state (version) VALUES (0);
 

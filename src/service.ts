@@ -16,6 +16,7 @@ import { withDeadline } from './util/deadline.ts';
 import type { Readiness } from './http/operations.ts';
 import { connectRedis, createRateLimits, type RateLimits } from './http/rate-limit.ts';
 import { createKeyTable } from './auth/consumer-key-table.ts';
+import { usageSpace } from './auth/consumer-keys.ts';
 import { createConsumerAuth, type ConsumerAuth } from './http/consumer-auth.ts';
 import { startUsageRecorder, type UsageRecorder } from './http/key-usage.ts';
 import { createChangeFeed, type ChangeFeed } from './read/change-feed.ts';
@@ -231,6 +232,7 @@ export async function startService(config: Config, opts: StartOptions): Promise<
       pagesPerMinute: config.rateLimits.pagesPerMinute,
       exportPerMinute: config.rateLimits.exportPerMinute,
       changesPerMinute: config.rateLimits.changesPerMinute,
+      usageSpace: await usageSpace(pool),
       redis: config.redisUrl
         ? await connectRedis(config.redisUrl, (err) => logger.warn({ err }, 'Redis unreachable; request budgets and sign-in limits count in memory'))
         : undefined,

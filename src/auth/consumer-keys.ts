@@ -464,6 +464,16 @@ export async function loadKeySecrets(db: Queryable): Promise<{ version: number; 
   };
 }
 
+/**
+ * The name under which this catalog's usage waits in Redis: a Redis may serve several catalogs
+ * (deployments, test databases cloned from one template), and each must take only its own
+ * counts. A random id made with the table, and the database's name.
+ */
+export async function usageSpace(db: Queryable): Promise<string> {
+  const { rows } = await db.query<{ space: string }>(`SELECT substr(md5(usage_space || ':' || current_database()), 1, 16) AS space FROM auth.consumer_keys_state`);
+  return rows[0]!.space;
+}
+
 export async function keysVersion(db: Queryable): Promise<number> {
   const { rows } = await db.query<{ version: number }>('SELECT version FROM auth.consumer_keys_state');
   return Number(rows[0]?.version ?? 0);

@@ -83,6 +83,8 @@ export interface RateLimitOptions {
   windowSeconds?: number;
   /** The clock (UTC day of usage counts); tests move it. */
   now?: () => number;
+  /** This catalog's name for its usage counts in a Redis other catalogs may share (usageSpace). */
+  usageSpace?: string;
 }
 
 const WINDOW_SECONDS = 60;
@@ -126,7 +128,7 @@ export function createRateLimits(opts: RateLimitOptions): RateLimits {
   const windowSeconds = opts.windowSeconds ?? WINDOW_SECONDS;
   const now = opts.now ?? Date.now;
   const redis = opts.redis;
-  const shared = redis ? createRedisBudgets(redis, { prefix, windowMs: windowSeconds * 1000, now }) : undefined;
+  const shared = redis ? createRedisBudgets(redis, { prefix, windowMs: windowSeconds * 1000, now, usageSpace: opts.usageSpace ?? 'default' }) : undefined;
 
   const limits: Record<Bucket, number> = {
     search: opts.searchPerMinute,
@@ -174,16 +176,27 @@ export function createRateLimits(opts: RateLimitOptions): RateLimits {
     return decision;
   };
 
+  /**
+   * Spends one unit in this process's memory, decided at once. A refused request spends
+   * nothing (its unit is given back), as in Redis: a budget raised after refusals (a key's new
+   * limits) serves the next request.
+   */
+  const spendInMemory = (bucket: Bucket, store: MemoryStore, key: string, limit: number, owner: BudgetOwner | undefined): RateDecision => {
+    const res = store.incrby(key, 1, windowSeconds);
+    if (res.consumedPoints > limit) store.incrby(key, -1, windowSeconds);
+    return countUsage(bucket, owner, decide(bucket, limit, res.consumedPoints, res.msBeforeNext));
+  };
+
   /** A decision in this process's memory: without Redis, and while Redis is away. */
   const inMemory = (bucket: Bucket, ip: string, owner: BudgetOwner | undefined): Promise<RateDecision> => {
     const state = buckets[bucket];
     const limit = limitOf(bucket, owner);
-    const key = limiterKey(state, owner?.id ?? ip);
-    if (state.store) {
-      const res = state.store.incrby(key, 1, windowSeconds);
-      return Promise.resolve(countUsage(bucket, owner, decide(bucket, limit, res.consumedPoints, res.msBeforeNext)));
-    }
-    return state.limiter.consume(owner?.id ?? ip, 1).then((res) => countUsage(bucket, owner, decide(bucket, limit, res.consumedPoints, res.msBeforeNext)));
+    if (state.store) return Promise.resolve(spendInMemory(bucket, state.store, limiterKey(state, owner?.id ?? ip), limit, owner));
+    const id = owner?.id ?? ip;
+    return state.limiter.consume(id, 1).then((res) => {
+      if (res.consumedPoints > limit) void state.limiter.reward(id, 1).catch(() => undefined);
+      return countUsage(bucket, owner, decide(bucket, limit, res.consumedPoints, res.msBeforeNext));
+    });
   };
 
   /** A decision from a lease's answer (redis-budgets.ts). */
@@ -229,8 +242,7 @@ export function createRateLimits(opts: RateLimitOptions): RateLimits {
       if (!state.store) return undefined;
       // What RateLimiterMemory.consume does (no block duration, not spread evenly), without
       // the promise around it.
-      const res = state.store.incrby(limiterKey(state, owner?.id ?? ip), 1, windowSeconds);
-      return countUsage(bucket, owner, decide(bucket, limitOf(bucket, owner), res.consumedPoints, res.msBeforeNext));
+      return spendInMemory(bucket, state.store, limiterKey(state, owner?.id ?? ip), limitOf(bucket, owner), owner);
     },
     redis,
     async takeUsage() {

@@ -179,7 +179,7 @@ interface Lease {
   asking: boolean;
 }
 
-export function createRedisBudgets(redis: Redis, opts: { prefix: string; windowMs: number; now?: () => number }): RedisBudgets {
+export function createRedisBudgets(redis: Redis, opts: { prefix: string; windowMs: number; now?: () => number; usageSpace: string }): RedisBudgets {
   const client = redis as ScriptClient;
   if (typeof client.catalogReserve !== 'function') {
     redis.defineCommand('catalogReserve', { lua: RESERVE_SCRIPT });
@@ -187,8 +187,9 @@ export function createRedisBudgets(redis: Redis, opts: { prefix: string; windowM
     redis.defineCommand('catalogTakeUsage', { numberOfKeys: 3, lua: TAKE_SCRIPT });
   }
   const now = opts.now ?? Date.now;
-  const usageKey = `${opts.prefix}:usage`;
-  const batchesKey = `${opts.prefix}:usage:batches`;
+  // Each catalog sharing the Redis has its own (src/auth/consumer-keys.ts: usageSpace).
+  const usageKey = `${opts.prefix}:usage:${opts.usageSpace}`;
+  const batchesKey = `${usageKey}:batches`;
   const leases = new Map<string, Lease>();
   /** Leases holding unused units, looked at by the sweep. */
   const holding = new Set<Lease>();
