@@ -211,9 +211,13 @@ async function handlePost(request: FastifyRequest, reply: FastifyReply, handling
   headers['content-length'] = head.length + tail.length;
   reply.hijack();
   const res = reply.raw;
+  // One write to the socket for the headers and both pieces: uncorked, each would be a system
+  // call and a packet of its own (most of what a read tool's answer cost on the wire).
+  res.cork();
   res.writeHead(200, headers as OutgoingHttpHeaders);
   res.write(head);
   res.end(tail);
+  res.uncork();
 }
 
 /**
