@@ -12,7 +12,7 @@ import { LRUCache } from 'lru-cache';
 import { CatalogError } from '../contract/errors.ts';
 import type { ReadBody, ReadService } from '../read/read-service.ts';
 import type { McpCaller, McpDeps } from './call-context.ts';
-import { READ_TOOLS, runReadTool, type ReadTool } from './read-tools.ts';
+import { READ_TOOLS, runReadTool, runReadToolNow, type ReadTool } from './read-tools.ts';
 import { bodyResult, errorResult } from './tool-result.ts';
 
 /**
@@ -56,6 +56,8 @@ export interface DirectReadCalls {
   match(body: unknown, rawHeaders: readonly string[], headers: IncomingHttpHeaders): DirectReadCall | undefined;
   /** The JSON-RPC response body for the call, the budget spent as the tool spends it. */
   answer(call: DirectReadCall, caller: McpCaller): Promise<DirectAnswer>;
+  /** The same, at once when the budget is decided at once and the answer at hand (runReadToolNow). */
+  answerNow(call: DirectReadCall, caller: McpCaller): DirectAnswer | Promise<DirectAnswer>;
 }
 
 const TOOLS = new Map(READ_TOOLS.map((tool) => [tool.name, tool]));
@@ -156,6 +158,11 @@ export function createDirectReadCalls(deps: McpDeps, opts: DirectReadCallsOption
     return head;
   }
 
+  function answerOf(call: DirectReadCall, outcome: ReadBody | CatalogError): DirectAnswer {
+    const head = outcome instanceof CatalogError ? responseHead(serializeResult(errorResult(outcome))) : headFor(call.tool, outcome);
+    return { head, tail: Buffer.from(`${JSON.stringify(call.id)}}`) };
+  }
+
   return {
     match(body, rawHeaders, headers) {
       if (!isPlainObject(body) || !keysWithin(body, MESSAGE_KEYS)) return undefined;
@@ -174,9 +181,13 @@ export function createDirectReadCalls(deps: McpDeps, opts: DirectReadCallsOption
     },
 
     async answer(call, caller) {
-      const outcome = await runReadTool(call.tool, deps, caller, call.args);
-      const head = outcome instanceof CatalogError ? responseHead(serializeResult(errorResult(outcome))) : headFor(call.tool, outcome);
-      return { head, tail: Buffer.from(`${JSON.stringify(call.id)}}`) };
+      return answerOf(call, await runReadTool(call.tool, deps, caller, call.args));
+    },
+
+    answerNow(call, caller) {
+      const outcome = runReadToolNow(call.tool, deps, caller, call.args);
+      if (outcome === undefined) return this.answer(call, caller);
+      return outcome instanceof Promise ? outcome.then((o) => answerOf(call, o)) : answerOf(call, outcome);
     },
   };
 }

@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import type { Bucket } from '../http/rate-limit.ts';
 import { parseNoParams, parseProductSlug, parseSearchParams } from '../read/params.ts';
 import type { ReadBody, ReadService } from '../read/read-service.ts';
-import { CatalogError, internalError } from '../contract/errors.ts';
+import { CatalogError, internalError, tooManyRequests } from '../contract/errors.ts';
 import { callerOf, spendBudget, type McpCaller, type McpDeps } from './call-context.ts';
 import { bodyResult, errorResult } from './tool-result.ts';
 import {
@@ -83,7 +83,11 @@ export const READ_TOOLS: readonly ReadTool[] = [
       annotations: readAnnotations('Search products'),
     },
     bucket: 'search',
-    answer: (read, args) => read.search(parseSearchParams(args)),
+    answer: (read, args) => {
+      const query = parseSearchParams(args);
+      // A search already in the response cache is answered at once (and counted as a hit).
+      return read.cachedSearch(query) ?? read.search(query);
+    },
   },
   {
     name: 'list_categories',
@@ -124,9 +128,32 @@ export async function runReadTool(tool: ReadTool, deps: McpDeps, caller: McpCall
     await spendBudget(deps.rateLimits, caller, tool.bucket);
     return await tool.answer(deps.read, args);
   } catch (err) {
-    if (err instanceof CatalogError) return err;
-    caller.log.error({ err }, 'MCP tool failed');
-    return internalError(err);
+    return failureOf(err, caller);
+  }
+}
+
+function failureOf(err: unknown, caller: McpCaller): CatalogError {
+  if (err instanceof CatalogError) return err;
+  caller.log.error({ err }, 'MCP tool failed');
+  return internalError(err);
+}
+
+/**
+ * The same call with its budget decided at once, when it can be (kept in memory, or from this
+ * process's lease of a Redis budget; see RateLimits.consumeNow): then its outcome at once when
+ * the answer is at hand (a product, the categories, a search in the response cache), or a
+ * promise of it (a search to compute). Undefined, with nothing spent, when runReadTool must run it.
+ */
+export function runReadToolNow(tool: ReadTool, deps: McpDeps, caller: McpCaller, args: Record<string, unknown>): ReadBody | CatalogError | Promise<ReadBody | CatalogError> | undefined {
+  const decision = deps.rateLimits.consumeNow(tool.bucket, caller.ip, caller.budget?.owner);
+  if (decision === undefined) return undefined;
+  caller.onRateDecision(decision);
+  if (!decision.allowed) return tooManyRequests(decision.resetSeconds, caller.budget?.holder ?? 'address');
+  try {
+    const answer = tool.answer(deps.read, args);
+    return answer instanceof Promise ? answer.catch((err: unknown) => failureOf(err, caller)) : answer;
+  } catch (err) {
+    return failureOf(err, caller);
   }
 }
 

@@ -10,7 +10,7 @@ import { grantOwner, keyChallenge, type ConsumerAuth } from '../http/consumer-au
 import { resourceMetadataUrl } from '../http/oauth-routes.ts';
 import type { Caller } from '../auth/caller.ts';
 import { attachCaller, type McpCaller, type McpDeps } from './call-context.ts';
-import { createDirectReadCalls, type DirectReadCalls } from './direct-read-calls.ts';
+import { createDirectReadCalls, type DirectAnswer, type DirectReadCall, type DirectReadCalls } from './direct-read-calls.ts';
 import { jsonRpcError } from './jsonrpc-error.ts';
 import { authenticateMcpRequest, type McpAuth } from './mcp-auth.ts';
 import { MAKER_TOOL_SCOPES } from './maker-tool-scopes.ts';
@@ -70,13 +70,16 @@ export async function registerMcp(app: FastifyInstance, deps: McpRouteDeps): Pro
   };
   // Its own scope: the origin check and the JSON-RPC error answers apply to /api/mcp only.
   await app.register(async (scope) => {
-    scope.addHook('onRequest', async (request, reply) => {
+    // Callback style: this runs on every MCP request, and an async hook costs a promise each.
+    scope.addHook('onRequest', (request, reply, done) => {
       const origin = request.headers.origin;
+      if (origin === undefined) return done();
       if (!policy.allows(origin)) {
-        return reply.code(403).send(jsonRpcError(-32000, `Forbidden: requests from origin ${origin} are not allowed.`));
+        void reply.code(403).send(jsonRpcError(-32000, `Forbidden: requests from origin ${origin} are not allowed.`));
+        return;
       }
-      if (origin !== undefined) setCorsHeaders(reply, origin);
-      return undefined;
+      setCorsHeaders(reply, origin);
+      done();
     });
     scope.setErrorHandler(answerBodyError);
 
@@ -178,6 +181,12 @@ const KEY_BEARER = /^\s*bearer\s+ck_/i;
 
 async function handlePost(request: FastifyRequest, reply: FastifyReply, handling: McpHandling): Promise<void> {
   const authorization = request.headers.authorization;
+  // The call asked for most, answered first: a plain call of a read tool by a client with no
+  // credential (nothing to check: a read tool needs no sign-in) and no query string.
+  if (authorization === undefined && !request.raw.url!.includes('?')) {
+    const call = handling.direct.match(request.body, request.raw.rawHeaders, request.headers);
+    if (call) return answerDirect(request, reply, handling, call, ANONYMOUS, undefined);
+  }
   const requestKey = authorization !== undefined && KEY_BEARER.test(authorization) ? handling.consumerAuth.keyOf(request.headers, request.raw.rawHeaders) : undefined;
   if (requestKey?.ok === false) {
     const err = await handling.consumerAuth.refusal(requestKey, request.ip);
@@ -202,9 +211,21 @@ async function handlePost(request: FastifyRequest, reply: FastifyReply, handling
   }
   const call = handling.direct.match(request.body, request.raw.rawHeaders, request.headers);
   if (!call) return serveWithSdk(request, reply, new RequestCaller(request, auth, budget, reply.raw), handling.pool);
+  return answerDirect(request, reply, handling, call, auth, budget);
+}
+
+const ANONYMOUS: Caller = { kind: 'anonymous' };
+
+/** Answers a read tool's call on the fast path: at once when its budget and answer are (answerNow). */
+function answerDirect(request: FastifyRequest, reply: FastifyReply, handling: McpHandling, call: DirectReadCall, auth: Caller, budget: McpCaller['budget']): void | Promise<void> {
   const caller = new RequestCaller(request, auth, budget, undefined);
-  const { head, tail } = await handling.direct.answer(call, caller);
-  // The answer in two pieces, on the raw response: the result is not copied per request.
+  const answer = handling.direct.answerNow(call, caller);
+  if (answer instanceof Promise) return answer.then((a) => writeDirect(reply, caller, a));
+  writeDirect(reply, caller, answer);
+}
+
+/** The answer in two pieces, on the raw response: the result is not copied per request. */
+function writeDirect(reply: FastifyReply, caller: RequestCaller, { head, tail }: DirectAnswer): void {
   const headers: Record<string, string | number | string[] | undefined> = reply.getHeaders();
   if (caller.rateHeaders) Object.assign(headers, caller.rateHeaders);
   headers['content-type'] = 'application/json';
