@@ -426,8 +426,10 @@ function bulk(text: string): string {
 const REPLY_OFF = `*3\r\n${bulk('CLIENT')}${bulk('REPLY')}${bulk('OFF')}`;
 
 function createUsageWriter(redis: Redis): UsageWriter {
-  // No offline queue, no ready check of its own beyond ioredis's: counts are never queued.
-  const connection = redis.duplicate({ enableOfflineQueue: false, lazyConnect: false });
+  // No offline queue: counts are never queued in this process. Nagle's algorithm on: the kernel
+  // gathers the rounds' small writes while one is unacknowledged, so Redis wakes once for many
+  // (what the kernel holds is sent even if this process dies).
+  const connection = redis.duplicate({ enableOfflineQueue: false, lazyConnect: false, noDelay: false });
   connection.on('error', () => undefined);
   let replyOff = false;
   connection.on('ready', () => {
