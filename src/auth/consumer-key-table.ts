@@ -1,5 +1,6 @@
 import type { Pool } from '../db/pool.ts';
 import { createListener, type Subscriber } from '../db/listen.ts';
+import { createCoalescedRunner } from '../util/coalesced-runner.ts';
 import type { ProjectorLog } from '../util/log.ts';
 import { hashKey, keyShapeProblem, keysVersion, loadKeySecrets, KEY_LENGTH, type KeyLimits, type KeySecretRecord } from './consumer-keys.ts';
 
@@ -73,8 +74,6 @@ export function createKeyTable(opts: { pool: Pool; connectionString: string; log
   const listeners = new Set<() => void>();
   let subscriber: Subscriber | undefined;
   let timer: NodeJS.Timeout | undefined;
-  let loading: Promise<void> | undefined;
-  let again = false;
   let failing = false;
 
   const load = async () => {
@@ -93,23 +92,8 @@ export function createKeyTable(opts: { pool: Pool; connectionString: string; log
   };
 
   /** One load at a time; a request for one during a load makes one more after it. */
-  const refresh = (): Promise<void> => {
-    if (loading) {
-      again = true;
-      return loading;
-    }
-    loading = (async () => {
-      try {
-        do {
-          again = false;
-          await load();
-        } while (again);
-      } finally {
-        loading = undefined;
-      }
-    })();
-    return loading;
-  };
+  const loader = createCoalescedRunner(load);
+  const refresh = () => loader.run();
 
   const refreshQuietly = () =>
     void refresh().then(
@@ -175,7 +159,7 @@ export function createKeyTable(opts: { pool: Pool; connectionString: string; log
       timer = undefined;
       await subscriber?.close().catch(() => undefined);
       subscriber = undefined;
-      await loading?.catch(() => undefined);
+      await loader.current?.catch(() => undefined);
     },
   };
 }

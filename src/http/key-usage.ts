@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { addUsage, USAGE_COLUMNS, type UsageColumn, type UsageCount } from '../auth/consumer-keys.ts';
 import type { Pool } from '../db/pool.ts';
+import { createCoalescedRunner } from '../util/coalesced-runner.ts';
 import type { RateLimits } from './rate-limit.ts';
 
 /**
@@ -31,7 +32,6 @@ function countsOf(fields: ReadonlyMap<string, number>): UsageCount[] {
 }
 
 export function startUsageRecorder(opts: { rateLimits: RateLimits; pool: Pool; log: Pick<Logger, 'warn' | 'info'>; intervalMs?: number }): UsageRecorder {
-  let running: Promise<void> | undefined;
   let failing = false;
   const once = async () => {
     try {
@@ -46,29 +46,16 @@ export function startUsageRecorder(opts: { rateLimits: RateLimits; pool: Pool; l
       failing = true;
     }
   };
-  // A flush asked for while one runs is made after it: the running one took its counts before
-  // this call, and what was counted since must be written too.
-  let next: Promise<void> | undefined;
-  const flush = (): Promise<void> => {
-    if (running) {
-      next ??= running.then(() => {
-        next = undefined;
-        return flush();
-      });
-      return next;
-    }
-    running = once().finally(() => {
-      running = undefined;
-    });
-    return running;
-  };
+  // A flush asked for while one runs is made after it (the running one took its counts before
+  // this call, and what was counted since must be written too): one run at a time, coalesced.
+  const runner = createCoalescedRunner(once);
+  const flush = () => runner.run();
   const timer = setInterval(() => void flush(), opts.intervalMs ?? FLUSH_MS);
   timer.unref();
   return {
     flush,
     async stop() {
       clearInterval(timer);
-      await running;
       await flush();
     },
   };
