@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { keyOfRequest } from './consumer-auth.ts';
 import { registerErrorHandling } from './errors.ts';
 import type { Metrics } from './metrics.ts';
 
@@ -44,7 +45,12 @@ export function registerInfrastructure(app: FastifyInstance, deps: { metrics: Me
     // The access log is a debug line: at info, a busy catalog would spend more on logging than
     // on answering. Failures are logged at warn/error by the error handler either way.
     if ((request.log as FastifyBaseLogger & { isLevelEnabled?(level: string): boolean }).isLevelEnabled?.('debug')) {
-      request.log.debug({ method: request.method, url: withoutKeys(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request completed');
+      // A consumer key is named by its name, never by itself.
+      const key = keyOfRequest(request)?.name;
+      request.log.debug(
+        { method: request.method, url: withoutKeys(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100, ...(key !== undefined && { key }) },
+        'request completed',
+      );
     }
     done();
   });

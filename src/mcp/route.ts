@@ -6,7 +6,7 @@ import type { MakerCatalog } from '../catalog/maker-catalog.ts';
 import type { Config } from '../config/config.ts';
 import type { ReadService } from '../read/read-service.ts';
 import { rateLimitHeaders, type RateDecision, type RateLimits } from '../http/rate-limit.ts';
-import { grantOwner, keyChallenge, type ConsumerAuth } from '../http/consumer-auth.ts';
+import { grantOwner, keyChallenge, REQUEST_KEY, type ConsumerAuth, type KeyedRequest } from '../http/consumer-auth.ts';
 import { resourceMetadataUrl } from '../http/oauth-routes.ts';
 import type { Caller } from '../auth/caller.ts';
 import { attachCaller, type McpCaller, type McpDeps } from './call-context.ts';
@@ -194,6 +194,8 @@ async function handlePost(request: FastifyRequest, reply: FastifyReply, handling
     if (err.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.retryAfterSeconds));
     return void reply.code(err.status).header('cache-control', 'no-store').type('application/json; charset=utf-8').send(JSON.stringify(err.toBody()));
   }
+  // Named in the access log by its name (src/http/infrastructure.ts).
+  if (requestKey?.ok) (request.raw as KeyedRequest)[REQUEST_KEY] = requestKey.key;
   const auth = await authenticateMcpRequest(request, reply, handling.auth, requestKey !== undefined);
   if (!auth) return;
   const budget: McpCaller['budget'] = requestKey?.ok
