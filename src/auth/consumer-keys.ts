@@ -420,10 +420,11 @@ export async function keyUsage(db: Queryable, opts: { name?: string; days: numbe
   };
 }
 
-/** Forgets usage older than USAGE_RETENTION_DAYS and the ids of batches added days ago. */
-export async function pruneKeyUsage(pool: Pool): Promise<void> {
-  await pool.query(`DELETE FROM auth.consumer_key_usage WHERE day < (now() AT TIME ZONE 'UTC')::date - $1::int`, [USAGE_RETENTION_DAYS]);
+/** Forgets usage older than USAGE_RETENTION_DAYS and the ids of batches added days ago; returns the key-days forgotten. */
+export async function pruneKeyUsage(pool: Pool): Promise<number> {
+  const { rowCount } = await pool.query(`DELETE FROM auth.consumer_key_usage WHERE day < (now() AT TIME ZONE 'UTC')::date - $1::int`, [USAGE_RETENTION_DAYS]);
   await pool.query(`DELETE FROM auth.consumer_key_usage_batches WHERE applied_at < now() - interval '3 days'`);
+  return rowCount ?? 0;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -39,8 +39,8 @@ export function startAccountUpkeep(opts: { pool: Pool; clientIdleSeconds: number
       if (stopped || !(await claimScheduledRun(opts.pool, ACCOUNT_UPKEEP_JOB, UPKEEP_INTERVAL_MS, by))) return;
       const removed = await pruneOAuthRecords(opts.pool, opts.clientIdleSeconds);
       await pruneSessions(opts.pool);
-      await pruneKeyUsage(opts.pool);
-      opts.log.info({ job: ACCOUNT_UPKEEP_JOB, authorizationRecords: removed }, 'account upkeep ran: expired sessions, sign-in links, authorization records and consumer key usage past 400 days removed');
+      const keyUsageDays = await pruneKeyUsage(opts.pool);
+      opts.log.info({ job: ACCOUNT_UPKEEP_JOB, authorizationRecords: removed, keyUsageDays }, 'account upkeep ran: expired sessions, sign-in links and authorization records removed');
     } catch (err) {
       opts.log.warn({ err }, 'could not remove expired sessions and authorization records; trying again in a few minutes');
     }

@@ -75,6 +75,8 @@ export const envSchema = z.object({
   RATE_LIMIT_PAGES_PER_MIN: positiveInt(1, 10_000_000).default(300),
   RATE_LIMIT_EXPORT_PER_MIN: positiveInt(1, 10_000_000).default(6),
   RATE_LIMIT_CHANGES_PER_MIN: positiveInt(1, 10_000_000).default(120),
+  RATE_LIMIT_SIGNED_IN_SEARCH_PER_MIN: positiveInt(1, 10_000_000).optional(),
+  RATE_LIMIT_SIGNED_IN_OTHER_PER_MIN: positiveInt(1, 10_000_000).optional(),
   CHANGES_RETENTION_DAYS: positiveInt(7, 3650).default(7),
   CACHE_MAX_ENTRIES: positiveInt(0, 10_000_000).default(5000),
   CACHE_MAX_AGE_SECONDS: positiveInt(0, 300).default(300),
@@ -165,6 +167,8 @@ export interface Config {
     readonly exportPerMinute: number;
     /** GET /api/v1/changes. */
     readonly changesPerMinute: number;
+    /** A maker's MCP calls through one connected app (one grant): an address's budgets unless set. */
+    readonly signedIn: { readonly searchPerMinute: number; readonly otherPerMinute: number };
   };
   /** How long the change feed keeps a change (a cursor older than that must export again). */
   readonly changesRetentionHours: number;
@@ -259,6 +263,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       pagesPerMinute: e.RATE_LIMIT_PAGES_PER_MIN,
       exportPerMinute: e.RATE_LIMIT_EXPORT_PER_MIN,
       changesPerMinute: e.RATE_LIMIT_CHANGES_PER_MIN,
+      signedIn: {
+        searchPerMinute: e.RATE_LIMIT_SIGNED_IN_SEARCH_PER_MIN ?? e.RATE_LIMIT_SEARCH_PER_MIN,
+        otherPerMinute: e.RATE_LIMIT_SIGNED_IN_OTHER_PER_MIN ?? e.RATE_LIMIT_OTHER_PER_MIN,
+      },
     },
     changesRetentionHours: e.CHANGES_RETENTION_DAYS * 24,
     cache: { maxEntries: e.CACHE_MAX_ENTRIES, maxAgeSeconds: e.CACHE_MAX_AGE_SECONDS },

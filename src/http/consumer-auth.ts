@@ -45,9 +45,12 @@ export function keyChallenge(message: string): string {
   return `Bearer error="invalid_token", error_description="${description}"`;
 }
 
-/** Whose budget a maker's MCP calls through a connected app spend: the grant's, with an address's limits. */
-export function grantOwner(grantId: string): BudgetOwner {
-  return { id: `g:${grantId}`, limits: {} };
+/**
+ * Whose budget a maker's MCP calls through a connected app spend: the grant's, with an
+ * address's limits unless RATE_LIMIT_SIGNED_IN_*_PER_MIN set others.
+ */
+export function grantOwner(grantId: string, limits: { searchPerMinute: number; otherPerMinute: number }): BudgetOwner {
+  return { id: `g:${grantId}`, limits: { search: limits.searchPerMinute, other: limits.otherPerMinute } };
 }
 
 function authorizationHeaders(rawHeaders: readonly string[]): number {

@@ -41,6 +41,8 @@ interface McpHandling {
   direct: DirectReadCalls;
   auth: McpAuth;
   consumerAuth: ConsumerAuth;
+  /** A signed-in maker's budgets per grant (RATE_LIMIT_SIGNED_IN_*). */
+  signedInLimits: Config['rateLimits']['signedIn'];
 }
 
 /** What the MCP endpoint needs from the process: the composition (src/app.ts) passes its own deps. */
@@ -67,6 +69,7 @@ export async function registerMcp(app: FastifyInstance, deps: McpRouteDeps): Pro
       toolScopes: MAKER_TOOL_SCOPES,
     },
     consumerAuth: deps.consumerAuth,
+    signedInLimits: deps.config.rateLimits.signedIn,
   };
   // Its own scope: the origin check and the JSON-RPC error answers apply to /api/mcp only.
   await app.register(async (scope) => {
@@ -201,7 +204,7 @@ async function handlePost(request: FastifyRequest, reply: FastifyReply, handling
   const budget: McpCaller['budget'] = requestKey?.ok
     ? { owner: requestKey.owner, holder: 'key' }
     : auth.kind === 'maker'
-      ? { owner: grantOwner(auth.grantId), holder: 'sign-in' }
+      ? { owner: grantOwner(auth.grantId, handling.signedInLimits), holder: 'sign-in' }
       : undefined;
   const problem = invalidParams(request.body);
   if (problem !== undefined) {

@@ -130,7 +130,7 @@ describeInBrowser('the page components in a browser', (browser) => {
     expect(await page.getByRole('combobox', { name: 'Category' }).inputValue()).toBe('design');
     expect(await page.getByRole('checkbox', { name: 'Show the promo code' }).isChecked()).toBe(true);
     expect(await page.locator('.badge').allInnerTexts()).toEqual(STATES.map((s) => STATUS_LABELS[s]));
-    expect(await page.getByRole('navigation', { name: 'Your account' }).getByRole('link').allInnerTexts()).toEqual(['Dashboard', 'Connected apps', 'Review']);
+    expect(await page.getByRole('navigation', { name: 'Your account' }).getByRole('link').allInnerTexts()).toEqual(['Dashboard', 'Connected apps', 'Review', 'Keys']);
     // The error summary's links lead to the fields.
     await page.getByRole('link', { name: 'Enter an address starting with https://' }).click();
     await page.waitForURL(`${baseUrl}/kit#field-website`);

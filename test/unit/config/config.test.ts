@@ -11,7 +11,7 @@ describe('configuration from the environment', () => {
     expect(c.siteUrl).toBe(c.publicUrl);
     expect(c.meili).toBeUndefined();
     expect(c.trustProxy).toBe(false);
-    expect(c.rateLimits).toEqual({ searchPerMinute: 30, otherPerMinute: 60, pagesPerMinute: 300, exportPerMinute: 6, changesPerMinute: 120 });
+    expect(c.rateLimits).toEqual({ searchPerMinute: 30, otherPerMinute: 60, pagesPerMinute: 300, exportPerMinute: 6, changesPerMinute: 120, signedIn: { searchPerMinute: 30, otherPerMinute: 60 } });
     expect(c.changesRetentionHours).toBe(7 * 24);
     expect(c.cache.maxAgeSeconds).toBe(300);
     expect(Object.isFrozen(c)).toBe(true);
@@ -42,6 +42,12 @@ describe('configuration from the environment', () => {
     const c = loadConfig({ RATE_LIMIT_EXPORT_PER_MIN: '2', RATE_LIMIT_CHANGES_PER_MIN: '300', CHANGES_RETENTION_DAYS: '30' });
     expect(c.rateLimits).toMatchObject({ exportPerMinute: 2, changesPerMinute: 300 });
     expect(c.changesRetentionHours).toBe(30 * 24);
+  });
+
+  it("gives a signed-in maker's grant an address's budgets unless told otherwise", () => {
+    expect(loadConfig({ RATE_LIMIT_SEARCH_PER_MIN: '40', RATE_LIMIT_OTHER_PER_MIN: '70' }).rateLimits.signedIn).toEqual({ searchPerMinute: 40, otherPerMinute: 70 });
+    expect(loadConfig({ RATE_LIMIT_SIGNED_IN_SEARCH_PER_MIN: '300', RATE_LIMIT_SIGNED_IN_OTHER_PER_MIN: '600' }).rateLimits.signedIn).toEqual({ searchPerMinute: 300, otherPerMinute: 600 });
+    expect(() => loadConfig({ RATE_LIMIT_SIGNED_IN_OTHER_PER_MIN: '0' })).toThrow(/RATE_LIMIT_SIGNED_IN_OTHER_PER_MIN: must be at least 1/);
   });
 
   it('treats an empty variable as unset', () => {
