@@ -218,8 +218,9 @@ describe.skipIf(skip)('a cluster of 3 API processes and 2 projectors', () => {
         await takeover.restarted;
       }
     })();
-    // Paced to about 12 s, so the leader is killed two to five times while the writes go on.
-    await runMakerWorkload({ cluster, agents, categories: catalog.categories, writes: 1000, perSecond: 80, ledger, run: `${RUN}f` }).finally(() => (writing = false));
+    // Paced to about 20 s, so the leader is killed two to five times while the writes go on
+    // (each kill waits 2 to 5 s, then for the killed projector to be back as a standby).
+    await runMakerWorkload({ cluster, agents, categories: catalog.categories, writes: 1000, perSecond: 50, ledger, run: `${RUN}f` }).finally(() => (writing = false));
     await killer;
     figures.failover = { writes: ledger.answers.sent, kills: takeovers.length, takeover_ms: takeovers };
     expect(takeovers.length).toBeGreaterThanOrEqual(2);
