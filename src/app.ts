@@ -6,7 +6,8 @@ import type { Config } from './config/config.ts';
 import type { Pool } from './db/pool.ts';
 import type { ChangeFeed } from './read/change-feed.ts';
 import type { ReadService } from './read/read-service.ts';
-import { registerMcp } from './mcp/route.ts';
+import { registerMcp, type McpRegistration } from './mcp/route.ts';
+import { createMcpDirect } from './mcp/direct-mcp.ts';
 import { clientError, frameworkError } from './http/errors.ts';
 import { registerInfrastructure, requestIdFor } from './http/infrastructure.ts';
 import { registerOperations, type Readiness } from './http/operations.ts';
@@ -69,10 +70,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     keepAliveTimeout: 72_000,
     requestTimeout: 30_000,
   });
-  if (deps.config.directReads) addDirectReads(app, deps);
   registerInfrastructure(app, deps);
   await registerRest(app, deps);
-  await registerMcp(app, deps);
+  const mcp = await registerMcp(app, deps);
+  if (deps.config.directReads) addDirectReads(app, deps, mcp);
   await registerOAuthRoutes(app, {
     oauth: deps.accounts.oauth,
     replays: deps.accounts.replays,
@@ -90,11 +91,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
 
 /**
- * Puts the direct read path (src/http/direct-reads.ts) in front of Fastify's request handler on
- * the server Fastify made (its one `request` listener), so every other behaviour of that server
- * (timeouts, keep-alive, closing, client errors) stays Fastify's own.
+ * Puts the direct read paths (src/http/direct-reads.ts for REST, src/mcp/direct-mcp.ts for the
+ * MCP read tools) in front of Fastify's request handler on the server Fastify made (its one
+ * `request` listener), so every other behaviour of that server (timeouts, keep-alive, closing,
+ * client errors) stays Fastify's own.
  */
-function addDirectReads(app: FastifyInstance, deps: AppDeps): void {
+function addDirectReads(app: FastifyInstance, deps: AppDeps, mcp: McpRegistration): void {
   const listeners = app.server.listeners('request') as RequestListener[];
   const fastify = listeners[0];
   if (listeners.length !== 1 || !fastify) throw new Error(`expected Fastify's one request listener on its server, found ${listeners.length}`);
@@ -104,6 +106,7 @@ function addDirectReads(app: FastifyInstance, deps: AppDeps): void {
     done();
   });
   const logger = deps.logger;
+  const accessLogging = logger ? () => logger.isLevelEnabled('debug') : () => false;
   const direct = createDirectReads({
     read: deps.read,
     rateLimits: deps.rateLimits,
@@ -112,11 +115,20 @@ function addDirectReads(app: FastifyInstance, deps: AppDeps): void {
     keyedCacheControl: keyedCacheControlFor(deps.config.cache.maxAgeSeconds),
     auth: deps.consumerAuth,
     trustProxy: deps.config.trustProxy,
-    accessLogging: logger ? () => logger.isLevelEnabled('debug') : () => false,
+    accessLogging,
     closing: () => closing,
+  });
+  const mcpDirect = createMcpDirect({
+    direct: mcp.direct,
+    consumerAuth: deps.consumerAuth,
+    observer: (status) => deps.metrics.directObserver({ method: 'POST', route: MCP_PATH, status }),
+    trustProxy: deps.config.trustProxy,
+    accessLogging,
+    closing: () => closing,
+    logger,
   });
   app.server.removeListener('request', fastify);
   app.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    if (!direct(req, res, fastify)) fastify(req, res);
+    if (!direct(req, res, fastify) && !mcpDirect(req, res, fastify)) fastify(req, res);
   });
 }

@@ -92,15 +92,20 @@ function trustFunction(trust: DirectReadsDeps['trustProxy']): ((addr: string, i:
   return proxyAddr.compile(trust);
 }
 
-export function createDirectReads(deps: DirectReadsDeps): DirectReads {
-  const { read, rateLimits, cacheControl, keyedCacheControl, auth, accessLogging, closing } = deps;
-  const trust = trustFunction(deps.trustProxy);
-  const clientAddress = trust
+/** The client address of a request as Fastify reads it under TRUST_PROXY (request.ip). */
+export function clientAddressFunction(trustProxy: DirectReadsDeps['trustProxy']): (req: IncomingMessage) => string | undefined {
+  const trust = trustFunction(trustProxy);
+  return trust
     ? (req: IncomingMessage) => {
         const all = proxyAddr.all(req, trust);
         return all[all.length - 1];
       }
     : (req: IncomingMessage) => req.socket.remoteAddress;
+}
+
+export function createDirectReads(deps: DirectReadsDeps): DirectReads {
+  const { read, rateLimits, cacheControl, keyedCacheControl, auth, accessLogging, closing } = deps;
+  const clientAddress = clientAddressFunction(deps.trustProxy);
 
   // By route (one of the constants below), then status.
   const observers = new Map<string, Map<number, RequestObserver>>();

@@ -77,7 +77,7 @@ const PARAMS_KEYS = ['name', 'arguments'] as const;
 /** Request headers the transport reads before a tool runs; given twice, the SDK is asked. */
 const CHECKED_HEADERS = new Set(['accept', 'content-type', 'mcp-protocol-version']);
 
-function headersGivenOnce(rawHeaders: readonly string[]): boolean {
+export function headersGivenOnce(rawHeaders: readonly string[]): boolean {
   const seen = new Set<string>();
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!.toLowerCase();
@@ -89,7 +89,7 @@ function headersGivenOnce(rawHeaders: readonly string[]): boolean {
 }
 
 /** What the Streamable HTTP transport accepts before it hands a request to the server. */
-function transportAccepts(headers: IncomingHttpHeaders): boolean {
+export function transportAccepts(headers: IncomingHttpHeaders): boolean {
   const accept = headers.accept;
   if (typeof accept !== 'string' || !accept.includes('application/json') || !accept.includes('text/event-stream')) return false;
   if (!isJsonContentType(headers['content-type'])) return false;

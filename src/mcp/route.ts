@@ -1,4 +1,5 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Accounts } from '../auth/accounts.ts';
@@ -14,6 +15,7 @@ import { createDirectReadCalls, type DirectAnswer, type DirectReadCall, type Dir
 import { jsonRpcError } from './jsonrpc-error.ts';
 import { authenticateMcpRequest, type McpAuth } from './mcp-auth.ts';
 import { MAKER_TOOL_SCOPES } from './maker-tool-scopes.ts';
+import { KEY_BEARER, MCP_BODY, MCP_PATH, type McpBodyRequest } from './mcp-path.ts';
 import { createOriginPolicy } from './origin.ts';
 import { createMcpServerPool, type McpServerPool } from './server.ts';
 
@@ -25,7 +27,7 @@ import { createMcpServerPool, type McpServerPool } from './server.ts';
  * every tool answers at once). GET (the server-to-client stream) and DELETE (session end) have
  * no meaning without sessions: 405.
  */
-export const MCP_PATH = '/api/mcp';
+export { MCP_PATH };
 const BODY_LIMIT = 1024 * 1024;
 
 /** Headers a browser client may read: the request id and the caller's budget, as REST reports them. */
@@ -57,7 +59,12 @@ export interface McpRouteDeps {
   consumerAuth: ConsumerAuth;
 }
 
-export async function registerMcp(app: FastifyInstance, deps: McpRouteDeps): Promise<void> {
+/** What the composition needs of the endpoint to answer beneath Fastify (direct-mcp.ts). */
+export interface McpRegistration {
+  readonly direct: DirectReadCalls;
+}
+
+export async function registerMcp(app: FastifyInstance, deps: McpRouteDeps): Promise<McpRegistration> {
   const policy = createOriginPolicy(deps.config.publicUrl, deps.config.mcpAllowedOrigins);
   const mcpDeps: McpDeps = { read: deps.read, rateLimits: deps.rateLimits, maker: deps.maker };
   const handling: McpHandling = {
@@ -85,6 +92,14 @@ export async function registerMcp(app: FastifyInstance, deps: McpRouteDeps): Pro
       done();
     });
     scope.setErrorHandler(answerBodyError);
+    // A body the beneath-Fastify path has read already is read from where it put it.
+    scope.addHook('preParsing', (request, _reply, payload, done) => {
+      const body = (request.raw as McpBodyRequest)[MCP_BODY];
+      if (body === undefined) return done(null, payload);
+      const stream = Readable.from([body]) as Readable & { receivedEncodedLength: number };
+      stream.receivedEncodedLength = body.length;
+      done(null, stream);
+    });
 
     scope.options(MCP_PATH, async (_request, reply) => preflight(reply));
     scope.route({
@@ -94,6 +109,7 @@ export async function registerMcp(app: FastifyInstance, deps: McpRouteDeps): Pro
     });
     scope.post(MCP_PATH, { bodyLimit: BODY_LIMIT }, (request, reply) => handlePost(request, reply, handling));
   });
+  return { direct: handling.direct };
 }
 
 function setCorsHeaders(reply: FastifyReply, origin: string): void {
@@ -178,9 +194,6 @@ class RequestCaller implements McpCaller {
     for (const name in this.rateHeaders) res.setHeader(name, this.rateHeaders[name]!);
   }
 }
-
-/** An Authorization header whose bearer token is a consumer key's (ck_…), not an access token. */
-const KEY_BEARER = /^\s*bearer\s+ck_/i;
 
 async function handlePost(request: FastifyRequest, reply: FastifyReply, handling: McpHandling): Promise<void> {
   const authorization = request.headers.authorization;

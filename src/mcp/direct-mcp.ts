@@ -1,0 +1,156 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import type { Logger } from 'pino';
+import type { Caller } from '../auth/caller.ts';
+import { clientAddressFunction, type DirectReadsDeps } from '../http/direct-reads.ts';
+import type { ConsumerAuth } from '../http/consumer-auth.ts';
+import { requestIdFor } from '../http/infrastructure.ts';
+import type { RequestObserver } from '../http/metrics.ts';
+import { pushRateLimitHeaders, type RateDecision } from '../http/rate-limit.ts';
+import type { McpCaller } from './call-context.ts';
+import { headersGivenOnce, transportAccepts, type DirectAnswer, type DirectReadCall, type DirectReadCalls } from './direct-read-calls.ts';
+import { KEY_BEARER, MCP_BODY, MCP_PATH, type McpBodyRequest } from './mcp-path.ts';
+
+/**
+ * The MCP calls asked for most, answered beneath Fastify as the REST reads are
+ * (src/http/direct-reads.ts): a POST to /api/mcp that is one plain `tools/call` of a read tool,
+ * from a client with no credential or a valid consumer key, without an Origin (a server-side
+ * client; browsers' CORS and origin checks are Fastify's). Such a request is read and answered
+ * here with the very answer the Fastify route gives it (route.ts: answerDirect), its headers in
+ * the same order, the same budget spent, the same request metrics.
+ *
+ * Anything else goes to Fastify: before its body is read when its headers already say so (another
+ * method, path or spelling, an Origin, an access token, a body sent in chunks or larger than
+ * MAX_BODY, headers the transport would refuse, access logging at debug, a service closing);
+ * after, when the body is not such a call (initialize, tools/list, a maker tool, anything the
+ * fast path is not certain about), carrying the body it was sent (MCP_BODY) for the route to read
+ * instead of the request (route.ts: its preParsing hook). test/int/mcp/direct-mcp.test.ts sends
+ * the same requests to a service with and without this path and compares the answers.
+ */
+export interface McpDirectDeps {
+  direct: DirectReadCalls;
+  consumerAuth: ConsumerAuth;
+  /** Request metrics of /api/mcp by status, as the Fastify path records them. */
+  observer: (status: number) => RequestObserver;
+  trustProxy: DirectReadsDeps['trustProxy'];
+  accessLogging: () => boolean;
+  closing: () => boolean;
+  /** The process logger: a failing tool is logged with the request's id. */
+  logger: Logger | undefined;
+}
+
+export type McpDirect = (req: IncomingMessage, res: ServerResponse, fallback: (req: IncomingMessage, res: ServerResponse) => void) => boolean;
+
+/** Larger bodies go to Fastify (its limit is 1 MB); a read tool's call is a few hundred bytes. */
+const MAX_BODY = 64 * 1024;
+/** A body naming these may be prototype poisoning: Fastify's parser decides about it. */
+const POISON = /__proto__|constructor/;
+const ANONYMOUS: Caller = { kind: 'anonymous' };
+
+/** The caller of one request of this path (route.ts has the Fastify path's). */
+class DirectCaller implements McpCaller {
+  decision: RateDecision | undefined;
+  readonly #logger: Logger | undefined;
+  readonly #id: string;
+
+  constructor(
+    readonly auth: Caller,
+    readonly ip: string,
+    readonly budget: McpCaller['budget'],
+    logger: Logger | undefined,
+    id: string,
+  ) {
+    this.#logger = logger;
+    this.#id = id;
+  }
+
+  onRateDecision(decision: RateDecision): void {
+    this.decision = decision;
+  }
+
+  /** Made only when a tool fails: the request's child logger, as Fastify's would be. */
+  get log(): McpCaller['log'] {
+    return this.#logger?.child({ reqId: this.#id }) ?? { warn: () => undefined, error: () => undefined };
+  }
+}
+
+export function createMcpDirect(deps: McpDirectDeps): McpDirect {
+  const { direct, consumerAuth, accessLogging, closing } = deps;
+  const clientAddress = clientAddressFunction(deps.trustProxy);
+  const observers = new Map<number, RequestObserver>();
+  const observe = (status: number, started: number) => {
+    let observer = observers.get(status);
+    if (!observer) observers.set(status, (observer = deps.observer(status)));
+    observer((performance.now() - started) / 1000);
+  };
+
+  function write(res: ServerResponse, id: string, caller: DirectCaller, answer: DirectAnswer, started: number): void {
+    const head: Array<string | number> = ['x-request-id', id, 'x-content-type-options', 'nosniff'];
+    if (caller.decision) pushRateLimitHeaders(head as string[], caller.decision);
+    head.push('content-type', 'application/json', 'content-length', answer.head.length + answer.tail.length);
+    // One write to the socket for the headers and both pieces (route.ts: writeDirect).
+    res.cork();
+    res.writeHead(200, head as string[]);
+    res.write(answer.head);
+    res.end(answer.tail);
+    res.uncork();
+    observe(200, started);
+  }
+
+  /** The body read: answered here when it is a read tool's plain call, else handed to Fastify with it. */
+  function handle(req: McpBodyRequest, res: ServerResponse, fallback: (req: IncomingMessage, res: ServerResponse) => void, body: Buffer, budget: McpCaller['budget'], started: number): void {
+    let call: DirectReadCall | undefined;
+    if (!closing() && !res.destroyed) {
+      const text = body.toString('utf8');
+      if (!POISON.test(text)) {
+        try {
+          call = direct.match(JSON.parse(text), req.rawHeaders, req.headers);
+        } catch {
+          // Not JSON: Fastify answers the parse error.
+        }
+      }
+    }
+    if (!call) {
+      req[MCP_BODY] = body;
+      fallback(req, res);
+      return;
+    }
+    const id = requestIdFor(req);
+    const caller = new DirectCaller(ANONYMOUS, clientAddress(req) ?? '', budget, deps.logger, id);
+    const answer = direct.answerNow(call, caller);
+    if (answer instanceof Promise) {
+      answer.then(
+        (a) => write(res, id, caller, a, started),
+        () => res.destroy(),
+      );
+    } else write(res, id, caller, answer, started);
+  }
+
+  return (req, res, fallback) => {
+    if (req.method !== 'POST' || req.url !== MCP_PATH || closing() || accessLogging()) return false;
+    const headers = req.headers;
+    if (headers.origin !== undefined || headers['transfer-encoding'] !== undefined) return false;
+    const length = Number(headers['content-length']);
+    if (!(length > 0 && length <= MAX_BODY)) return false;
+    if (!transportAccepts(headers) || !headersGivenOnce(req.rawHeaders)) return false;
+    let budget: McpCaller['budget'];
+    if (headers.authorization !== undefined) {
+      // A consumer key's budgets; an access token (a maker's sign-in) or a refused key is Fastify's.
+      if (!KEY_BEARER.test(headers.authorization)) return false;
+      const key = consumerAuth.keyOf(headers, req.rawHeaders);
+      if (!key?.ok) return false;
+      budget = { owner: key.owner, holder: 'key' };
+    }
+    const started = performance.now();
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.length;
+    });
+    req.once('end', () => handle(req, res, fallback, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size), budget, started));
+    // A client gone before its body arrived: nothing to answer.
+    req.once('error', () => res.destroy());
+    return true;
+  };
+}

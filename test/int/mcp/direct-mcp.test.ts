@@ -1,0 +1,199 @@
+/**
+ * The MCP read calls answered beneath Fastify (src/mcp/direct-mcp.ts) must be invisible: the same
+ * POST to /api/mcp sent to a service with that path and to one without it (DIRECT_READS=false),
+ * both over real HTTP on one database, gets the same status, the same headers in the same order,
+ * the same body byte for byte, spends the same budget and is counted the same in the request
+ * metrics. Requests it does not answer (other methods, bad bodies, maker tools, browsers,
+ * access tokens) reach the route with their body whole.
+ */
+import http from 'node:http';
+import { randomInt } from 'node:crypto';
+import fc from 'fast-check';
+import pino from 'pino';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { createKey, newKey } from '../../../src/auth/consumer-keys.ts';
+import { loadConfig } from '../../../src/config/config.ts';
+import { startService, type RunningService } from '../../../src/service.ts';
+import { LIVE_SLUGS_NEWEST_FIRST, NOT_LIVE_SLUGS } from '../../helpers/fixtures.ts';
+import { startTestStack, type TestStack } from '../../helpers/stack.ts';
+
+interface RawAnswer {
+  status: number;
+  headers: [string, string][];
+  body: Buffer;
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
+
+function post(base: string, headers: Record<string, string>, body: string): Promise<RawAnswer> {
+  const url = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: url.hostname, port: url.port, method: 'POST', path: '/api/mcp', headers, agent }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const pairs: [string, string][] = [];
+        for (let i = 0; i < res.rawHeaders.length; i += 2) pairs.push([res.rawHeaders[i]!.toLowerCase(), res.rawHeaders[i + 1]!]);
+        resolve({ status: res.statusCode!, headers: pairs, body: Buffer.concat(chunks) });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const CLOCK_HEADERS = new Set(['x-ratelimit-reset', 'retry-after']);
+
+function expectSameAnswer(direct: RawAnswer, plain: RawAnswer, label: string): void {
+  expect(direct.status, label).toBe(plain.status);
+  expect(direct.headers.map(([n]) => n), label).toEqual(plain.headers.map(([n]) => n));
+  for (let i = 0; i < direct.headers.length; i++) {
+    const [name, a] = direct.headers[i]!;
+    const b = plain.headers[i]![1];
+    if (name === 'date') continue;
+    if (name === 'x-request-id' && UUID.test(a)) expect(b, label).toMatch(UUID);
+    else if (CLOCK_HEADERS.has(name)) expect(Math.abs(Number(a) - Number(b)), `${label}: ${name}`).toBeLessThanOrEqual(1);
+    else if (name === 'ratelimit') expect(a.split(';t=')[0], label).toBe(b.split(';t=')[0]);
+    else expect(`${name}: ${a}`, label).toBe(`${name}: ${b}`);
+  }
+  // The seconds of a refusal's message follow the clock too.
+  const text = (x: RawAnswer) => x.body.toString('utf8').replace(/in about \d+ s/g, 'in about N s');
+  expect(text(direct), label).toBe(text(plain));
+}
+
+const rpc = (id: unknown, method: string, params?: unknown) => JSON.stringify({ jsonrpc: '2.0', id, method, ...(params !== undefined && { params }) });
+const call = (name: string, args?: unknown, id: unknown = 7) => rpc(id, 'tools/call', { name, ...(args !== undefined && { arguments: args }) });
+
+const bodies = fc.constantFrom(
+  call('get_product', { slug: LIVE_SLUGS_NEWEST_FIRST[0] }),
+  call('get_product', { slug: LIVE_SLUGS_NEWEST_FIRST[1] }, 'str-id'),
+  call('get_product', { slug: NOT_LIVE_SLUGS[0] }),
+  call('get_product', { slug: 'Not A Slug' }),
+  call('get_product', {}),
+  call('list_categories', {}),
+  call('list_categories'),
+  call('list_categories', { x: 1 }),
+  call('search_products', { q: 'notes' }),
+  call('search_products', { q: 'notes', limit: 2 }),
+  call('search_products', { q: 'a' }),
+  call('search_products', {}),
+  call('no_such_tool', {}),
+  call('my_listings', {}),
+  call('get_product', { slug: LIVE_SLUGS_NEWEST_FIRST[0] }, 1.5),
+  rpc(1, 'tools/list'),
+  rpc(2, 'ping'),
+  rpc(3, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } }),
+  JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+  JSON.stringify([JSON.parse(call('list_categories', {}))]),
+  JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'list_categories', arguments: {}, _meta: {} } }),
+  '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_product","arguments":{"slug":"x","__proto__":{"a":1}}}}',
+  '{"jsonrpc":"2.0",',
+  '',
+);
+
+interface Case {
+  body: string;
+  ip: number;
+  accept: 'both' | 'json';
+  contentType: 'json' | 'charset' | 'text';
+  version: 'none' | 'supported' | 'unknown';
+  origin: 'none' | 'allowed' | 'foreign';
+  key: 'none' | 'valid' | 'unknown' | 'token';
+  requestId: boolean;
+}
+
+const aCase: fc.Arbitrary<Case> = fc.record({
+  body: bodies,
+  ip: fc.integer({ min: 0, max: 5 }),
+  accept: fc.constantFrom('both', 'both', 'both', 'json'),
+  contentType: fc.constantFrom('json', 'json', 'charset', 'text'),
+  version: fc.constantFrom('none', 'supported', 'supported', 'unknown'),
+  origin: fc.constantFrom('none', 'none', 'none', 'allowed', 'foreign'),
+  key: fc.constantFrom('none', 'none', 'valid', 'valid', 'unknown', 'token'),
+  requestId: fc.boolean(),
+});
+
+let stack: TestStack;
+let plain: RunningService;
+const octet = randomInt(128);
+const prefix = `10.${2 * octet}.${randomInt(256)}`;
+const plainPrefix = `10.${2 * octet + 1}.${prefix.split('.')[2]}`;
+let directKey = '';
+let plainKey = '';
+
+beforeAll(async () => {
+  const env = { TRUST_PROXY: 'true', RATE_LIMIT_OTHER_PER_MIN: '40', RATE_LIMIT_SEARCH_PER_MIN: '40', MCP_ALLOWED_ORIGINS: 'https://app.example' };
+  stack = await startTestStack({ env });
+  const c = stack.service.config;
+  plain = await startService(
+    loadConfig({}, { DATABASE_URL: stack.service.connectionString, HOST: '127.0.0.1', PORT: '0', PUBLIC_URL: c.publicUrl, SITE_URL: c.siteUrl, LOG_LEVEL: 'silent', PROJECTOR_POLL_MS: '100', ...env, DIRECT_READS: 'false' }),
+    { projector: false, demo: false, listen: true, logger: pino({ level: 'silent' }) },
+  );
+  directKey = (await createKey(stack.db.pool, { name: 'mcp-direct', limits: { search: 40, other: 40 } })).key;
+  plainKey = (await createKey(stack.db.pool, { name: 'mcp-plain', limits: { search: 40, other: 40 } })).key;
+  for (const service of [stack.service, plain]) {
+    for (const key of [directKey, plainKey]) {
+      while (!service.consumerAuth.keys.check(`Bearer ${key}`).ok) await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+}, 60_000);
+
+afterAll(async () => {
+  await plain?.close();
+  await stack?.stop();
+  agent.destroy();
+});
+
+async function mcpCounts(base: string): Promise<{ requests: string[]; direct: number }> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const lines = text.split('\n');
+  return {
+    requests: lines.filter((l) => /^http_requests_total\{|^http_request_duration_seconds_count\{/.test(l) && l.includes('route="/api/mcp"')).sort(),
+    direct: lines.filter((l) => l.startsWith('http_direct_answers_total{') && l.includes('route="/api/mcp"')).reduce((n, l) => n + Number(l.split(' ').pop()), 0),
+  };
+}
+
+test('every MCP answer is the same with and without the path beneath Fastify: status, headers in order, body, budget', async () => {
+  const unknownKey = newKey();
+  await fc.assert(
+    fc.asyncProperty(aCase, async (c) => {
+      const headers: Record<string, string> = {
+        'x-forwarded-for': `${prefix}.${c.ip + 1}`,
+        accept: c.accept === 'both' ? 'application/json, text/event-stream' : 'application/json',
+        'content-type': { json: 'application/json', charset: 'application/json; charset=utf-8', text: 'text/plain' }[c.contentType],
+      };
+      if (c.version !== 'none') headers['mcp-protocol-version'] = c.version === 'supported' ? '2025-06-18' : '1999-01-01';
+      if (c.origin !== 'none') headers.origin = c.origin === 'allowed' ? 'https://app.example' : 'https://evil.example';
+      if (c.key !== 'none') headers.authorization = { valid: `Bearer ${directKey}`, unknown: `Bearer ${unknownKey}`, token: 'Bearer eyJhbGciOiJFUzI1NiJ9.e30.x' }[c.key];
+      if (c.requestId) headers['x-request-id'] = 'trace-mcp-1';
+      const forPlain: Record<string, string> = { ...headers, 'x-forwarded-for': headers['x-forwarded-for']!.replace(prefix, plainPrefix) };
+      if (headers.authorization) forPlain.authorization = headers.authorization.replace(directKey, plainKey);
+      const a = await post(stack.baseUrl, headers, c.body);
+      const b = await post(plain.url, forPlain, c.body);
+      expectSameAnswer(a, b, `${c.body.slice(0, 120)} ${JSON.stringify(headers)}`);
+    }),
+    { numRuns: 300 },
+  );
+  const direct = await mcpCounts(stack.baseUrl);
+  const without = await mcpCounts(plain.url);
+  // The path beneath Fastify did answer some, the other service none; both counted the same requests.
+  expect(direct.direct).toBeGreaterThan(0);
+  expect(without.direct).toBe(0);
+  expect(direct.requests).toEqual(without.requests);
+}, 120_000);
+
+test('a request it reads and hands over reaches the route with its body whole', async () => {
+  const headers = { 'x-forwarded-for': `${prefix}.100`, accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
+  const before = (await mcpCounts(stack.baseUrl)).direct;
+  const listed = await post(stack.baseUrl, headers, rpc(41, 'tools/list'));
+  expect(listed.status).toBe(200);
+  const answer = JSON.parse(listed.body.toString('utf8')) as { id: number; result: { tools: Array<{ name: string }> } };
+  expect(answer.id).toBe(41);
+  expect(answer.result.tools.map((t) => t.name)).toContain('get_product');
+  const product = await post(stack.baseUrl, headers, call('get_product', { slug: LIVE_SLUGS_NEWEST_FIRST[0] }, 42));
+  expect(JSON.parse(product.body.toString('utf8')).result.structuredContent.slug).toBe(LIVE_SLUGS_NEWEST_FIRST[0]);
+  // tools/list went to the route, get_product was answered beneath it.
+  expect((await mcpCounts(stack.baseUrl)).direct - before).toBe(1);
+});
