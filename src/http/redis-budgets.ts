@@ -342,18 +342,20 @@ export function createRedisBudgets(redis: Redis, opts: { prefix: string; windowM
   const sweep = setInterval(() => void giveBack(false), SWEEP_MS);
   sweep.unref();
 
-  // Usage: the counts of one round, written in one go before that round's answers.
+  // Usage: the counts of one round, written in one go before that round's answers; one promise
+  // a round, which every count of the round waits for.
   const usageWriter = createUsageWriter(redis);
   let usageRound = new Map<string, number>();
-  let usageWaiters: Array<() => void> = [];
+  let roundWritten: Promise<void> | undefined;
+  let settleRound: () => void = () => undefined;
   let usageFallback: (field: string, n: number) => void = () => undefined;
   const writeUsage = () => {
     const round = usageRound;
-    const waiters = usageWaiters;
+    const settle = settleRound;
     usageRound = new Map();
-    usageWaiters = [];
+    roundWritten = undefined;
     if (!usageWriter.write(usageKey, round)) for (const [field, n] of round) usageFallback(field, n);
-    for (const w of waiters) w();
+    settle();
   };
 
   return {
@@ -376,9 +378,12 @@ export function createRedisBudgets(redis: Redis, opts: { prefix: string; windowM
     },
     countUsage(field, fallback, value) {
       usageFallback = fallback;
-      if (usageRound.size === 0) setImmediate(writeUsage);
+      if (roundWritten === undefined) {
+        roundWritten = new Promise<void>((resolve) => (settleRound = resolve));
+        setImmediate(writeUsage);
+      }
       usageRound.set(field, (usageRound.get(field) ?? 0) + 1);
-      return new Promise((resolve) => usageWaiters.push(() => resolve(value)));
+      return roundWritten.then(() => value);
     },
     async takeUsage() {
       const names = await client.catalogTakeUsage(usageKey, batchesKey, `${usageKey}:batch:${randomUUID()}`);
