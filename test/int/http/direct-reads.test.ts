@@ -12,37 +12,13 @@ import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createKey, newKey } from '../../../src/auth/consumer-keys.ts';
-import { loadConfig } from '../../../src/config/config.ts';
-import { startService, type RunningService } from '../../../src/service.ts';
+import { keysForTwins, rawRequest, startTwinWithoutDirectPaths, type RawAnswer } from '../../helpers/twin-service.ts';
+import type { RunningService } from '../../../src/service.ts';
 import { FIXTURE_CATEGORIES, LIVE_SLUGS_NEWEST_FIRST, NOT_LIVE_SLUGS } from '../../helpers/fixtures.ts';
 import { startTestStack, type TestStack } from '../../helpers/stack.ts';
 
-interface RawAnswer {
-  status: number;
-  /** Header names and values in the order they were sent. */
-  headers: [string, string][];
-  body: Buffer;
-}
-
 const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
-
-function send(base: string, method: string, path: string, headers: Record<string, string>): Promise<RawAnswer> {
-  const url = new URL(base);
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: url.hostname, port: url.port, method, path, headers, agent }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const pairs: [string, string][] = [];
-        for (let i = 0; i < res.rawHeaders.length; i += 2) pairs.push([res.rawHeaders[i]!.toLowerCase(), res.rawHeaders[i + 1]!]);
-        resolve({ status: res.statusCode!, headers: pairs, body: Buffer.concat(chunks) });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+const send = (base: string, method: string, path: string, headers: Record<string, string>) => rawRequest(agent, base, method, path, headers);
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const SECONDS_HEADERS = new Set(['x-ratelimit-reset', 'retry-after']);
@@ -159,16 +135,8 @@ describe.each(['memory', 'Redis'] as const)('direct read path, budgets in %s', (
   beforeAll(async () => {
     const env = { TRUST_PROXY: 'true', RATE_LIMIT_OTHER_PER_MIN: '40', RATE_LIMIT_SEARCH_PER_MIN: '40', ...(budgets === 'Redis' && { REDIS_URL }) };
     stack = await startTestStack({ env });
-    plain = await startService(loadConfig({}, { ...envOf(stack), ...env, DIRECT_READS: 'false' }), { projector: false, demo: false, listen: true, logger: pino({ level: 'silent' }) });
-    const limits = { search: 40, other: 40 };
-    directKey = (await createKey(stack.db.pool, { name: `direct-${budgets.toLowerCase()}`, limits })).key;
-    plainKey = (await createKey(stack.db.pool, { name: `plain-${budgets.toLowerCase()}`, limits })).key;
-    // Both processes hold both keys (the table is loaded again on NOTIFY).
-    for (const service of [stack.service, plain]) {
-      for (const key of [directKey, plainKey]) {
-        while (!service.consumerAuth.keys.check(`Bearer ${key}`).ok) await new Promise((r) => setTimeout(r, 20));
-      }
-    }
+    plain = await startTwinWithoutDirectPaths(stack, env);
+    ({ directKey, plainKey } = await keysForTwins(stack, plain, budgets.toLowerCase(), { search: 40, other: 40 }));
   }, 60_000);
 
   afterAll(async () => {
@@ -176,11 +144,6 @@ describe.each(['memory', 'Redis'] as const)('direct read path, budgets in %s', (
     await stack?.stop();
     agent.destroy();
   });
-
-  function envOf(s: TestStack): Record<string, string> {
-    const c = s.service.config;
-    return { DATABASE_URL: s.service.connectionString, HOST: '127.0.0.1', PORT: '0', PUBLIC_URL: c.publicUrl, SITE_URL: c.siteUrl, LOG_LEVEL: 'silent', PROJECTOR_POLL_MS: '100' };
-  }
 
   test('every answer is the same with and without it: status, headers in order, body, budget', async () => {
     // The ETag each path last gave for a path, to send back as If-None-Match.

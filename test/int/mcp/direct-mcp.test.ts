@@ -9,39 +9,15 @@
 import http from 'node:http';
 import { randomInt } from 'node:crypto';
 import fc from 'fast-check';
-import pino from 'pino';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { createKey, newKey } from '../../../src/auth/consumer-keys.ts';
-import { loadConfig } from '../../../src/config/config.ts';
-import { startService, type RunningService } from '../../../src/service.ts';
+import { newKey } from '../../../src/auth/consumer-keys.ts';
+import type { RunningService } from '../../../src/service.ts';
 import { LIVE_SLUGS_NEWEST_FIRST, NOT_LIVE_SLUGS } from '../../helpers/fixtures.ts';
 import { startTestStack, type TestStack } from '../../helpers/stack.ts';
-
-interface RawAnswer {
-  status: number;
-  headers: [string, string][];
-  body: Buffer;
-}
+import { keysForTwins, rawRequest, startTwinWithoutDirectPaths, type RawAnswer } from '../../helpers/twin-service.ts';
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
-
-function post(base: string, headers: Record<string, string>, body: string): Promise<RawAnswer> {
-  const url = new URL(base);
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: url.hostname, port: url.port, method: 'POST', path: '/api/mcp', headers, agent }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const pairs: [string, string][] = [];
-        for (let i = 0; i < res.rawHeaders.length; i += 2) pairs.push([res.rawHeaders[i]!.toLowerCase(), res.rawHeaders[i + 1]!]);
-        resolve({ status: res.statusCode!, headers: pairs, body: Buffer.concat(chunks) });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const post = (base: string, headers: Record<string, string>, body: string) => rawRequest(agent, base, 'POST', '/api/mcp', headers, body);
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const CLOCK_HEADERS = new Set(['x-ratelimit-reset', 'retry-after']);
@@ -126,18 +102,8 @@ let plainKey = '';
 beforeAll(async () => {
   const env = { TRUST_PROXY: 'true', RATE_LIMIT_OTHER_PER_MIN: '40', RATE_LIMIT_SEARCH_PER_MIN: '40', MCP_ALLOWED_ORIGINS: 'https://app.example' };
   stack = await startTestStack({ env });
-  const c = stack.service.config;
-  plain = await startService(
-    loadConfig({}, { DATABASE_URL: stack.service.connectionString, HOST: '127.0.0.1', PORT: '0', PUBLIC_URL: c.publicUrl, SITE_URL: c.siteUrl, LOG_LEVEL: 'silent', PROJECTOR_POLL_MS: '100', ...env, DIRECT_READS: 'false' }),
-    { projector: false, demo: false, listen: true, logger: pino({ level: 'silent' }) },
-  );
-  directKey = (await createKey(stack.db.pool, { name: 'mcp-direct', limits: { search: 40, other: 40 } })).key;
-  plainKey = (await createKey(stack.db.pool, { name: 'mcp-plain', limits: { search: 40, other: 40 } })).key;
-  for (const service of [stack.service, plain]) {
-    for (const key of [directKey, plainKey]) {
-      while (!service.consumerAuth.keys.check(`Bearer ${key}`).ok) await new Promise((r) => setTimeout(r, 20));
-    }
-  }
+  plain = await startTwinWithoutDirectPaths(stack, env);
+  ({ directKey, plainKey } = await keysForTwins(stack, plain, 'mcp', { search: 40, other: 40 }));
 }, 60_000);
 
 afterAll(async () => {
