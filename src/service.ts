@@ -11,7 +11,7 @@ import { projectionLag } from '../projector/lag.ts';
 import type { Config } from './config/config.ts';
 import { migrate } from './db/migrate.ts';
 import { openDatabase, superviseEmbedded, type OpenedDatabase } from './db/open.ts';
-import { createPool, type Pool } from './db/pool.ts';
+import { createPool, REQUEST_DEADLINES, type Pool } from './db/pool.ts';
 import { withDeadline } from './util/deadline.ts';
 import type { Readiness } from './http/operations.ts';
 import { connectRedis, createRateLimits, type RateLimits } from './http/rate-limit.ts';
@@ -166,10 +166,17 @@ export async function startService(config: Config, opts: StartOptions): Promise<
     await migrate(database.connectionString, { log: (line) => logger.info(line) });
     phase('migrations');
 
-    const pool = createPool(database.connectionString, { max: 10, applicationName: opts.projector ? 'catalog serve' : 'catalog api' });
+    const name = opts.projector ? 'catalog serve' : 'catalog api';
+    // Requests' queries and writes have deadlines, so that a frozen database refuses a write
+    // within seconds (docs/partitions.md); work that may rightly take longer (loading and
+    // building the catalog's snapshots, the demo import, upkeep, badge re-checks) has a small
+    // pool of its own without them.
+    const pool = createPool(database.connectionString, { max: 10, applicationName: name, deadlines: REQUEST_DEADLINES });
     cleanups.push(() => pool.end());
+    const jobPool = createPool(database.connectionString, { max: 4, applicationName: `${name} jobs` });
+    cleanups.push(() => jobPool.end());
 
-    if (opts.demo) await importDemoIfEmpty(pool, config, logger);
+    if (opts.demo) await importDemoIfEmpty(jobPool, config, logger);
 
     const searchIndex: SearchIndex = await createSearchIndex(config);
     cleanups.push(() => searchIndex.close());
@@ -177,7 +184,7 @@ export async function startService(config: Config, opts: StartOptions): Promise<
 
     const embeddedIndex = searchIndex instanceof EmbeddedSearchIndex ? searchIndex : undefined;
     const mirror = createProjectionMirror({
-      pool,
+      pool: jobPool,
       connectionString: database.connectionString,
       ...(embeddedIndex && { embeddedIndex, searchFields: embeddedIndex.searchableFields }),
       snapshotCacheDir: config.snapshotCacheDir,
@@ -276,33 +283,42 @@ export async function startService(config: Config, opts: StartOptions): Promise<
       ...(opts.onMail && { onMail: opts.onMail }),
     });
     cleanups.push(() => accounts.close());
-    const upkeep = startAccountUpkeep({ pool, clientIdleSeconds: config.oauth.clientIdleSeconds, log: logger, applicationName: opts.projector ? 'catalog serve' : 'catalog api' });
+    const upkeep = startAccountUpkeep({ pool: jobPool, clientIdleSeconds: config.oauth.clientIdleSeconds, log: logger, applicationName: opts.projector ? 'catalog serve' : 'catalog api' });
     cleanups.push(async () => upkeep.stop());
 
     const readiness: Readiness = {
       async check() {
         const checks: Record<string, { ok: boolean; detail?: string }> = {};
-        try {
-          await withDeadline(pool.query('SELECT 1'), READY_CHECK_MS);
-          checks.database = { ok: true };
-        } catch (err) {
-          checks.database = { ok: false, detail: (err as Error).message };
-        }
+        // Asked at once, each with the same deadline: a database that froze makes /readyz 503
+        // within READY_CHECK_MS, whatever step it froze at.
+        const redis = rateLimits.redis;
+        const [database, lag, redisAnswer] = await Promise.allSettled([
+          withDeadline(pool.query('SELECT 1'), READY_CHECK_MS),
+          withDeadline(projectionLag(pool), READY_CHECK_MS),
+          redis ? withDeadline(redis.ping(), READY_CHECK_MS) : Promise.resolve(undefined),
+        ]);
+        checks.database = database.status === 'fulfilled' ? { ok: true } : { ok: false, detail: (database.reason as Error).message };
         const mirrorAge = (Date.now() - mirror.checkedAt) / 1000;
         checks.projection_mirror = {
           ok: mirrorAge <= config.readyMaxLagSeconds,
           detail: `version ${mirror.version}, ${mirror.size} live listings, checked ${mirrorAge.toFixed(1)} s ago`,
         };
         if (checks.database.ok) {
-          try {
-            const lag = await withDeadline(projectionLag(pool), READY_CHECK_MS);
-            checks.projector = {
-              ok: lag.oldestUnprojectedAgeSeconds <= config.readyMaxLagSeconds,
-              detail: `${lag.unprojectedRows} changes waiting, oldest ${lag.oldestUnprojectedAgeSeconds.toFixed(1)} s`,
-            };
-          } catch (err) {
-            checks.projector = { ok: false, detail: (err as Error).message };
-          }
+          checks.projector =
+            lag.status === 'fulfilled'
+              ? {
+                  ok: lag.value.oldestUnprojectedAgeSeconds <= config.readyMaxLagSeconds,
+                  detail: `${lag.value.unprojectedRows} changes waiting, oldest ${lag.value.oldestUnprojectedAgeSeconds.toFixed(1)} s`,
+                }
+              : { ok: false, detail: (lag.reason as Error).message };
+        }
+        // Redis holds nothing the service cannot do without (budgets and sign-in limits are
+        // counted in this process meanwhile): said, never a reason to be taken out of rotation.
+        if (redis) {
+          checks.redis =
+            redisAnswer.status === 'fulfilled'
+              ? { ok: true }
+              : { ok: true, detail: `not answering (${(redisAnswer.reason as Error).message}): budgets and sign-in limits are counted in this process until it does` };
         }
         return { ready: Object.values(checks).every((c) => c.ok), checks };
       },
@@ -331,7 +347,7 @@ export async function startService(config: Config, opts: StartOptions): Promise<
     if (opts.projector) {
       badgeRechecks = createBadgeRecheckJob({
         connectionString: database.connectionString,
-        pool,
+        pool: jobPool,
         fetcher,
         urls: maker.urls,
         mailer: accounts.mailer,
@@ -341,7 +357,7 @@ export async function startService(config: Config, opts: StartOptions): Promise<
       await badgeRechecks.start();
       cleanups.push(() => badgeRechecks!.stop());
     }
-    const filled = await fillWebsiteKeys(pool);
+    const filled = await fillWebsiteKeys(jobPool);
     if (filled > 0) logger.info({ listings: filled }, 'recorded the website identity of existing listings');
 
     phase('services');

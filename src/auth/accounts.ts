@@ -9,7 +9,7 @@ import { createAccessTokenVerifier, type AccessTokenVerifier } from './access-to
 import { createAuthorizationServer, type AuthorizationServer, type AuthorizationServerOptions, type ErrorPage, type OAuthErrorForPage } from './authorization-server.ts';
 import { CLIENT_DOCUMENT_MAX_BYTES } from './client-document-problem.ts';
 import { createMailer, type MailMessage, type Mailer } from './mailer.ts';
-import { createRefreshReplays, type RefreshReplays } from './refresh-replay.ts';
+import { createRefreshReplays, REFRESH_LOCK_DEADLINES, type RefreshReplays } from './refresh-replay.ts';
 import { loadServiceKeys, type ServiceKeys } from './service-keys.ts';
 
 /**
@@ -55,7 +55,7 @@ export async function createAccounts(opts: AccountsOptions): Promise<Accounts> {
   const { config, pool } = opts;
   const mcpUrl = `${config.publicUrl}${opts.mcpPath}`;
   const keys = await loadServiceKeys(pool);
-  const replays = createRefreshReplays(pool, createPool(opts.connectionString, { max: 5, applicationName: 'catalog refresh locks' }));
+  const replays = createRefreshReplays(pool, createPool(opts.connectionString, { max: 5, applicationName: 'catalog refresh locks', deadlines: REFRESH_LOCK_DEADLINES }));
   const oauth = createAuthorizationServer({
     issuer: config.publicUrl,
     resource: mcpUrl,

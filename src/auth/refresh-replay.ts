@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
-import type { Pool } from '../db/pool.ts';
+import type { Pool, PoolDeadlines } from '../db/pool.ts';
 import { REFRESH_LOCK_CLASS } from '../db/locks.ts';
 import { hashToken } from './secret-token.ts';
 
@@ -51,7 +51,13 @@ export interface RefreshReplays {
 }
 
 /** How long a refresh waits for another one with the same token before giving up. */
-const REFRESH_LOCK_WAIT_MS = 10_000;
+const REFRESH_LOCK_WAIT_MS = 3_000;
+
+/**
+ * The lock pool's deadlines (db/pool.ts): past the lock's own wait, a database that does not
+ * answer; a refresh is then refused (503 temporarily_unavailable) rather than held.
+ */
+export const REFRESH_LOCK_DEADLINES: PoolDeadlines = { queryMs: REFRESH_LOCK_WAIT_MS + 500, transactionMs: REFRESH_LOCK_WAIT_MS + 500 };
 
 /**
  * `pool` serves the queries; `lockPool` is a small pool of its own whose connections only hold

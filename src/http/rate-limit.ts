@@ -91,6 +91,12 @@ const WINDOW_SECONDS = 60;
 /** Client addresses (and owners) whose limiter key a bucket keeps (all are let go when it holds this many). */
 const KEPT_KEYS = 10_000;
 const REDIS_RETRY_MAX_MS = 1000;
+/**
+ * After Redis failed to answer a budget's request (refused at once when disconnected, or past
+ * commandTimeout when it froze), requests are decided in this process's memory for this long
+ * before it is asked again: a frozen Redis costs one request a second its timeout, not every one.
+ */
+const REDIS_AWAY_MS = 1000;
 export const DEFAULT_PAGES_PER_MINUTE = 300;
 export const DEFAULT_EXPORT_PER_MINUTE = 6;
 export const DEFAULT_CHANGES_PER_MINUTE = 120;
@@ -152,6 +158,8 @@ export function createRateLimits(opts: RateLimitOptions): RateLimits {
   };
   const rejections: Record<Bucket, number> = { search: 0, other: 0, pages: 0, export: 0, changes: 0 };
   const usage = createMemoryUsage(now);
+  /** Until when requests are decided in memory without asking Redis, after it failed to answer. */
+  let redisAwayUntil = 0;
 
   const decide = (bucket: Bucket, limit: number, count: number, msBeforeNext: number): RateDecision => {
     const resetSeconds = Math.max(1, Math.ceil(msBeforeNext / 1000));
@@ -219,11 +227,17 @@ export function createRateLimits(opts: RateLimitOptions): RateLimits {
         const decision = fromLease(bucket, limit, now);
         return owner?.usageKey === undefined ? Promise.resolve(decision) : countShared(shared, bucket, owner, decision);
       }
+      // Redis just failed to answer (away, or frozen: every command waits for its timeout):
+      // this process's own budget at once, without waiting for it again, for a little while.
+      if (Date.now() < redisAwayUntil) return inMemory(bucket, ip, owner);
       // A promise chain rather than an async function: this runs on every counted request.
       const decided = shared.decide(key, limit).then(
         (d) => fromLease(bucket, limit, d),
         // Redis away: this process's own budget, as insurance, until it is back.
-        () => undefined,
+        () => {
+          redisAwayUntil = Date.now() + REDIS_AWAY_MS;
+          return undefined;
+        },
       );
       return decided.then((decision) => {
         if (decision === undefined) return inMemory(bucket, ip, owner);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { TransactionDeadlineError } from '../../../src/db/pool.ts';
 import { isDatabaseUnavailable } from '../../../src/db/unavailable.ts';
 
 const withCode = (code: string, message = 'x') => Object.assign(new Error(message), { code });
@@ -17,6 +18,11 @@ describe('isDatabaseUnavailable', () => {
       new Error('Client has encountered a connection error and is not queryable'),
       new AggregateError([withCode('ECONNREFUSED'), withCode('ECONNREFUSED')], ''),
       new Error('migration failed', { cause: withCode('57P01') }),
+      // A frozen server: a query past the pool's deadline, a transaction past its own, a
+      // statement the server ended past statement_timeout.
+      new Error('Query read timeout'),
+      new TransactionDeadlineError(4_000),
+      withCode('57014', 'canceling statement due to statement timeout'),
     ]) {
       expect(isDatabaseUnavailable(err), String((err as Error).message)).toBe(true);
     }
