@@ -157,11 +157,13 @@ export async function registerOAuthRoutes(app: FastifyInstance, deps: OAuthRoute
       if (others.length) scope.route({ method: others as never, url, handler: methodNotAllowed(methods.filter((m) => m !== 'OPTIONS').join(', ')) });
     };
 
-    route(OAUTH_ROUTES.authorization, ['GET', 'POST'], async (request, reply) => {
-      if (request.method === 'GET') request.raw.url = withConsentPrompt(request.raw.url ?? '');
+    // GET only: the library takes no posted authorization request (its HTTP POST methods are
+    // off) and resumes by GET; a POST is answered 405 here rather than a 404 page from it.
+    route(OAUTH_ROUTES.authorization, ['GET'], async (request, reply) => {
+      request.raw.url = withConsentPrompt(request.raw.url ?? '');
       return handOver(request, reply);
     });
-    route(`${OAUTH_ROUTES.authorization}/:uid`, ['GET', 'POST'], handOver);
+    route(`${OAUTH_ROUTES.authorization}/:uid`, ['GET'], handOver);
     route(OAUTH_ROUTES.revocation, ['POST', 'OPTIONS'], handOverJson);
     route(OAUTH_ROUTES.jwks, ['GET', 'OPTIONS'], handOver);
     route('/.well-known/openid-configuration', ['GET', 'OPTIONS'], handOver);
