@@ -19,15 +19,41 @@ declare module 'fastify' {
  * every POST. The CSRF secret lives in its own signed cookie and each token is bound to the
  * session it was made for (a token made before sign-in is refused after it), so a form posted
  * from another site, or replayed across a sign-in, is refused with 403.
+ *
+ * Before the token is even read, a POST whose browser names another origin is refused with the
+ * same 403 (see crossSiteForm): a site that has somehow come by a token (or, on a sibling
+ * subdomain, planted a CSRF cookie of its own for the signed-out forms) still cannot post.
  */
 export interface MakerSessionOptions {
   pool: Pool;
   /** Signs the CSRF cookie; one of the service's own keys (auth.service_keys). */
   cookieSecret: string;
   secureCookies: boolean;
+  /** PUBLIC_URL: its origin is where the forms are. */
+  publicUrl: string;
 }
 
 export const CSRF_COOKIE = 'catalog_csrf';
+
+/** The error a form post from another site is refused with (page-errors.tsx answers it as a 403 page). */
+export const CROSS_SITE_FORM = 'CATALOG_CROSS_SITE_FORM';
+
+/**
+ * Whether a form post comes from a page of another origin, by what the browser says of it:
+ * - `Origin` (every current browser sends it on a POST): anything but PUBLIC_URL's origin, or
+ *   the origin the request itself was addressed to (scheme and Host, as the proxy passes them
+ *   when TRUST_PROXY is set), is another site; `null` (a sandboxed frame, a privacy setting, a
+ *   redirect across sites) is too;
+ * - without `Origin`, `Sec-Fetch-Site` other than `same-origin` (or `none`, typed by the user);
+ * - with neither, nothing is known (a client that is no browser, or a very old browser): the
+ *   form's token alone decides, and a cross-site page cannot read it.
+ */
+export function crossSiteForm(request: FastifyRequest, publicOrigin: string): boolean {
+  const origin = request.headers.origin;
+  if (origin !== undefined) return origin !== publicOrigin && origin !== `${request.protocol}://${request.host}`;
+  const site = request.headers['sec-fetch-site'];
+  return site !== undefined && site !== 'same-origin' && site !== 'none';
+}
 
 export async function registerMakerSession(scope: FastifyInstance, opts: MakerSessionOptions): Promise<void> {
   await scope.register(fastifyCookie, { secret: opts.cookieSecret });
@@ -43,7 +69,11 @@ export async function registerMakerSession(scope: FastifyInstance, opts: MakerSe
     csrfOpts: { userInfo: true, hmacKey: createHash('sha256').update(`csrf:${opts.cookieSecret}`).digest() },
   });
   scope.decorateRequest('webSession', undefined);
+  const publicOrigin = new URL(opts.publicUrl).origin;
   scope.addHook('onRequest', async (request) => {
+    if (request.method === 'POST' && crossSiteForm(request, publicOrigin)) {
+      throw Object.assign(new Error('A form was posted from another site.'), { statusCode: 403, code: CROSS_SITE_FORM });
+    }
     request.webSession = await findSession(opts.pool, request.cookies[SESSION_COOKIE]);
   });
   // Every form post checks its token once the body is parsed; pages never change state on GET.

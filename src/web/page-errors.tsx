@@ -2,6 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { UNAVAILABLE_RETRY_SECONDS } from '../contract/errors.ts';
 import { ErrorCode } from '../contract/schemas.ts';
 import { publicError } from '../http/errors.ts';
+import { CROSS_SITE_FORM } from './maker-session.ts';
 import { ProblemPage } from './components/problem-page.tsx';
 import { sendPrivatePage } from './render.ts';
 
@@ -11,7 +12,7 @@ import { sendPrivatePage } from './render.ts';
  * internals is shown.
  */
 export function sendPageError(err: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  if (err.code === 'FST_CSRF_INVALID_TOKEN' || err.code === 'FST_CSRF_MISSING_SECRET') {
+  if (err.code === 'FST_CSRF_INVALID_TOKEN' || err.code === 'FST_CSRF_MISSING_SECRET' || err.code === CROSS_SITE_FORM) {
     return sendPrivatePage(
       reply,
       <ProblemPage

@@ -50,7 +50,7 @@ export async function registerPages(app: FastifyInstance, deps: PagesDeps): Prom
       // The maker's pages: session cookie, form bodies, CSRF on every POST; never cached.
       await pages.register(async (maker) => {
         const secureCookies = new URL(deps.config.publicUrl).protocol === 'https:';
-        await registerMakerSession(maker, { pool: deps.pool, cookieSecret: deps.accounts.keys.cookieKeys[0]!, secureCookies });
+        await registerMakerSession(maker, { pool: deps.pool, cookieSecret: deps.accounts.keys.cookieKeys[0]!, secureCookies, publicUrl: deps.config.publicUrl });
         maker.setErrorHandler((err: FastifyError, request, reply) => sendPageError(err, request, reply));
         registerAccountPages(maker, {
           pool: deps.pool,
