@@ -5,7 +5,8 @@
  * - https: matched exactly;
  * - http only on a loopback address (127.0.0.1, [::1], localhost), matched on any port (RFC 8252
  *   section 7.3: a native app listens on whatever port is free);
- * - an app's own scheme (e.g. com.example.app:/callback), matched exactly.
+ * - an app's own scheme (e.g. com.example.app:/callback), matched exactly;
+ * - never with a user name or password before the host (user@host), whatever the scheme.
  * A client with any loopback or own-scheme redirect is a native app for the library, which is what
  * makes it ignore the loopback port; every other redirect stays an exact match.
  */
@@ -20,6 +21,9 @@ export function normalizeRedirectKind(metadata: Record<string, unknown>, fail: (
     if (typeof uri !== 'string') continue;
     const parsed = URL.parse(uri);
     if (!parsed) throw fail(`redirect_uris: ${JSON.stringify(uri)} is not a URL`);
+    // https://app.example@evil.example/ goes to evil.example while it reads as app.example (on
+    // the consent page too): a redirect URI never needs a user name or password.
+    if (parsed.username || parsed.password || /^[^/?#]*\/\/[^/?#]*@/.test(uri)) throw fail('redirect_uris must not carry a user name or password (user@host)');
     if (parsed.protocol === 'https:') continue;
     if (parsed.protocol === 'http:') {
       if (!LOOPBACK_HOSTS.has(parsed.hostname)) {
