@@ -2,7 +2,7 @@ import type http from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parsePage } from '../../helpers/html.ts';
 import { Browser, MemoryOAuthClient, signIn } from '../../helpers/oauth.ts';
 import { makeSelfSignedCert, startHttpsSite, tableResolver, watchSockets, type SocketWatch, type TestSite } from '../../helpers/site-network.ts';
@@ -236,5 +236,82 @@ describe('documents that are refused', () => {
       held.push(res);
     });
     expect(await expectRefusedAtAuthorization(`${clientOrigin}/silent.json`)).toContain('Its description did not arrive in time.');
+  });
+});
+
+describe('a document that changes after first use', () => {
+  const NEW_CALLBACK = 'https://client.test/oauth/new-callback';
+
+  /** Where the authorization endpoint sends a browser for this redirect: the consent step, or its error page. */
+  async function outcome(clientId: string, redirectUri: string): Promise<'consent' | 'refused'> {
+    const res = await fetch(authorizeUrl(clientId, { redirect_uri: redirectUri }), { redirect: 'manual' });
+    await res.body?.cancel();
+    if (res.status === 303 && new URL(res.headers.get('location')!, stack.baseUrl).pathname.startsWith('/oauth/consent/')) return 'consent';
+    expect(res.status, redirectUri).toBe(400);
+    expect(res.headers.get('location')).toBeNull();
+    return 'refused';
+  }
+
+  /** Runs `fn` with the clock of this process (the service's too) `seconds` ahead, as if that time had passed. */
+  async function later<T>(seconds: number, fn: () => Promise<T>): Promise<T> {
+    const now = Date.now.bind(Date);
+    const spy = vi.spyOn(Date, 'now').mockImplementation(() => now() + seconds * 1000);
+    try {
+      return await fn();
+    } finally {
+      spy.mockRestore();
+    }
+  }
+
+  function served(doc: Record<string, unknown>, maxAge?: number): Answer {
+    return (_req, res) => {
+      const body = JSON.stringify(doc);
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...(maxAge !== undefined && { 'cache-control': `max-age=${maxAge}` }) });
+      res.end(body);
+    };
+  }
+
+  it('its redirect_uris change: the first document rules for 60 s, then only the new one (the old redirect is refused)', async () => {
+    const path = '/changing.json';
+    const clientId = `${clientOrigin}${path}`;
+    const fetches = () => site.requests.filter((r) => r === path).length;
+    documents.set(path, served(clientDocument(path, { redirect_uris: [CALLBACK] })));
+    expect(await outcome(clientId, CALLBACK)).toBe('consent');
+    expect(fetches()).toBe(1);
+
+    // The client (or whoever took over its site) replaces the document.
+    documents.set(path, served(clientDocument(path, { redirect_uris: [NEW_CALLBACK] })));
+    // Without a Cache-Control the document is kept for the least cache time, 60 s.
+    expect(await outcome(clientId, NEW_CALLBACK)).toBe('refused');
+    expect(await outcome(clientId, CALLBACK)).toBe('consent');
+    expect(await later(59, () => outcome(clientId, CALLBACK))).toBe('consent');
+    expect(fetches()).toBe(1);
+
+    await later(61, async () => {
+      expect(await outcome(clientId, CALLBACK)).toBe('refused');
+      expect(await outcome(clientId, NEW_CALLBACK)).toBe('consent');
+    });
+    expect(fetches()).toBe(2);
+  });
+
+  it("its max-age is honoured (here 10 minutes), and a change to a refused document ends the client's use", async () => {
+    const path = '/changing-max-age.json';
+    const clientId = `${clientOrigin}${path}`;
+    const fetches = () => site.requests.filter((r) => r === path).length;
+    documents.set(path, served(clientDocument(path, { redirect_uris: [CALLBACK] }), 600));
+    expect(await outcome(clientId, CALLBACK)).toBe('consent');
+    // The new document names a redirect with userinfo: not a client this service will serve.
+    documents.set(path, served(clientDocument(path, { redirect_uris: ['https://client.test@evil.test/callback'] }), 600));
+    expect(await later(61, () => outcome(clientId, CALLBACK))).toBe('consent');
+    expect(await later(599, () => outcome(clientId, CALLBACK))).toBe('consent');
+    expect(fetches()).toBe(1);
+    const said = await later(601, async () => {
+      const res = await fetch(authorizeUrl(clientId), { redirect: 'manual' });
+      expect(res.status).toBe(400);
+      return parsePage(await res.text()).texts('p').join(' ');
+    });
+    expect(said).toContain('must not carry a user name or password');
+    // Fetched again once the time ran out (a refused document is not kept: each request asks anew).
+    expect(fetches()).toBeGreaterThanOrEqual(2);
   });
 });
