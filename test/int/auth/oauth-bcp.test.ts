@@ -32,7 +32,18 @@ function register(metadata: Record<string, unknown> = {}) {
 }
 
 function authorize(params: Record<string, string | undefined>) {
-  return authorizationRequest(stack.baseUrl, { response_type: 'code', redirect_uri: CALLBACK, scope: 'listings:read', state: 'st-1', ...params });
+  return authorizationRequest(stack.baseUrl, { response_type: 'code', redirect_uri: CALLBACK, state: 'st-1', ...params, scope: params.scope ?? 'listings:read' });
+}
+
+/** The status of an MCP read call made with this access token. */
+async function mcpStatus(accessToken: string): Promise<number> {
+  const res = await fetch(`${stack.baseUrl}/api/mcp`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${accessToken}` },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_categories', arguments: {} } }),
+  });
+  await res.body?.cancel();
+  return res.status;
 }
 
 function token(params: Record<string, string>) {
@@ -40,10 +51,10 @@ function token(params: Record<string, string>) {
 }
 
 /** An approved authorization: the code and everything needed to exchange it. */
-async function approvedCode(opts: { clientId?: string } = {}) {
+async function approvedCode(opts: { clientId?: string; scope?: string } = {}) {
   const clientId = opts.clientId ?? (await register());
   const { verifier, challenge } = pkcePair();
-  const back = await decideConsent(maker, authorize({ client_id: clientId, code_challenge: challenge, code_challenge_method: 'S256' }), 'approve');
+  const back = await decideConsent(maker, authorize({ client_id: clientId, scope: opts.scope, code_challenge: challenge, code_challenge_method: 'S256' }), 'approve');
   const code = back.searchParams.get('code');
   expect(code, back.href).toBeTruthy();
   return { clientId, verifier, code: code!, redirectUri: CALLBACK };
@@ -153,7 +164,7 @@ describe('mix-up (RFC 9207)', () => {
   });
 });
 
-describe('tokens in the query string (RFC 6750 section 2.3, RFC 9700 section 4.3.2)', () => {
+describe('tokens in the query string (RFC 6750 section 2.3, RFC 9700)', () => {
   it('the REST API refuses ?access_token= with an OAuth access token or a consumer key, and serves the key from the header', async () => {
     const c = await approvedCode();
     const accessToken = (await exchange(c)).body.access_token!;
@@ -175,5 +186,29 @@ describe('tokens in the query string (RFC 6750 section 2.3, RFC 9700 section 4.3
         expect(body, `${path} with ${what}`).toContain('access_token');
       }
     }
+  });
+});
+
+describe('reuse of a rotated refresh token (RFC 9700)', () => {
+  it('two rotations later, the first refresh token revokes the grant: every refresh token and access token of it stops working', async () => {
+    const c = await approvedCode({ clientId: await register({ client_name: 'Rotated App' }), scope: 'listings:read offline_access' });
+    const issued = (await exchange(c)).body;
+    const refresh = (refreshToken: string) => token({ grant_type: 'refresh_token', client_id: c.clientId, refresh_token: refreshToken });
+    const second = (await refresh(issued.refresh_token!)).body;
+    const third = (await refresh(second.refresh_token!)).body;
+    expect(new Set([issued.refresh_token, second.refresh_token, third.refresh_token]).size).toBe(3);
+    for (const t of [issued, second, third]) expect(await mcpStatus(t.access_token!)).toBe(200);
+    expect(await (await maker.request('/settings/apps')).text()).toContain('Rotated App');
+
+    // Past the seconds in which a retry gets the same answer (refresh-replay.ts), it is reuse.
+    await stack.db.pool.query("UPDATE auth.refresh_replays SET expires_at = now() - interval '1 second'");
+    const reuse = await refresh(issued.refresh_token!);
+    expect(reuse.status).toBe(400);
+    expect(reuse.body.error).toBe('invalid_grant');
+    expect(reuse.body.access_token).toBeUndefined();
+
+    expect((await refresh(third.refresh_token!)).body.error).toBe('invalid_grant');
+    for (const t of [issued, second, third]) expect(await mcpStatus(t.access_token!)).toBe(401);
+    expect(await (await maker.request('/settings/apps')).text()).not.toContain('Rotated App');
   });
 });
