@@ -318,7 +318,7 @@ describe('each cookie-session form', () => {
 });
 
 describe('exempt routes read no cookie', () => {
-  it('a signed-in browser cookie calls no maker tool on /api/mcp, and the token endpoint takes no cookie for a client', async () => {
+  it('a session cookie calls no maker tool on /api/mcp, and a foreign Origin is refused there', async () => {
     const maker = new RecordingBrowser(stack.baseUrl);
     await signInAt(stack, maker, newEmail('mcp'));
     const call = await fetch(`${stack.baseUrl}/api/mcp`, {
