@@ -22,6 +22,7 @@ import { registerStripeWebhook } from './http/stripe-webhook-route.ts';
 import { cacheControlFor, keyedCacheControlFor } from './http/caching.ts';
 import type { ConsumerAuth } from './http/consumer-auth.ts';
 import { createDirectReads } from './http/direct-reads.ts';
+import { limitConnections, serverTimeouts } from './http/connection-limits.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 export interface AppDeps {
@@ -66,10 +67,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     frameworkErrors: frameworkError,
     clientErrorHandler: clientError,
     bodyLimit: 1024 * 1024,
-    connectionTimeout: 30_000,
-    keepAliveTimeout: 72_000,
-    requestTimeout: 30_000,
+    // Open connections: deadlines for idle connections, late headers and late bodies
+    // (docs/connections.md), and at most MAX_CONNECTIONS at once (limitConnections).
+    ...serverTimeouts(deps.config),
   });
+  limitConnections(app.server, deps.config.connections.maxConnections, deps.logger);
   registerInfrastructure(app, deps);
   await registerRest(app, deps);
   const mcp = await registerMcp(app, deps);

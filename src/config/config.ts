@@ -81,6 +81,14 @@ export const envSchema = z.object({
   CACHE_MAX_ENTRIES: positiveInt(0, 10_000_000).default(5000),
   CACHE_MAX_AGE_SECONDS: positiveInt(0, 300).default(300),
   DIRECT_READS: flag('true'),
+  HEADERS_TIMEOUT_SECONDS: positiveInt(1, 300).default(10),
+  REQUEST_TIMEOUT_SECONDS: positiveInt(1, 3600).default(30),
+  MAX_CONNECTIONS: positiveInt(1, 10_000_000).optional(),
+  LONG_POLLS_PER_ADDRESS: positiveInt(1, 1_000_000).default(20),
+  LONG_POLLS_PER_KEY: positiveInt(1, 1_000_000).default(20),
+  LONG_POLLS_MAX: positiveInt(1, 1_000_000).default(5000),
+  EXPORTS_PER_ADDRESS: positiveInt(1, 10_000).default(3),
+  EXPORTS_MAX: positiveInt(1, 100_000).default(32),
   MCP_ALLOWED_ORIGINS: z
     .string()
     .default('')
@@ -190,6 +198,19 @@ export interface Config {
    * (src/http/direct-reads.ts); the answers are the same either way.
    */
   readonly directReads: boolean;
+  /**
+   * Open connections (docs/connections.md): how long a request's headers, and the whole request
+   * with its body, may take to arrive; how many long polls and exports may be open at once, per
+   * address (per consumer key for a keyed request) and in the process.
+   */
+  readonly connections: {
+    readonly headersTimeoutSeconds: number;
+    readonly requestTimeoutSeconds: number;
+    /** Connections held at once; undefined: the file-descriptor limit less a reserve (src/http/connection-limits.ts). */
+    readonly maxConnections: number | undefined;
+    readonly longPolls: HeldLimits;
+    readonly exports: HeldLimits;
+  };
   readonly makers: {
     /** Drafts accepted from everyone in any 24 hours (besides 5 per IP). */
     readonly draftCapPerDay: number;
@@ -209,6 +230,13 @@ export interface Config {
         }
       | undefined;
   };
+}
+
+/** How many requests of one kind may be held open at once: per address, per consumer key, in all. */
+export interface HeldLimits {
+  readonly perAddress: number;
+  readonly perKey: number;
+  readonly total: number;
 }
 
 export class ConfigError extends Error {
@@ -239,6 +267,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   // a price it cannot charge exactly stops the start rather than the first payment.
   const stripeProblem = e.STRIPE_SECRET_KEY ? stripeAmountProblem(e.PREMIUM_PRICE) : undefined;
   if (stripeProblem) throw new ConfigError(`PREMIUM_PRICE: ${stripeProblem} (STRIPE_SECRET_KEY is set)`);
+  // Node refuses a header deadline past the request's (the headers are part of the request).
+  if (e.HEADERS_TIMEOUT_SECONDS > e.REQUEST_TIMEOUT_SECONDS) {
+    throw new ConfigError(`HEADERS_TIMEOUT_SECONDS: must be at most REQUEST_TIMEOUT_SECONDS (${e.REQUEST_TIMEOUT_SECONDS})`);
+  }
   const publicUrl = e.PUBLIC_URL ?? `http://${e.HOST.includes(':') ? `[${e.HOST}]` : e.HOST === '0.0.0.0' ? 'localhost' : e.HOST}:${e.PORT}`;
   const config: Config = {
     databaseUrl: e.DATABASE_URL,
@@ -278,6 +310,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     oauth: { clientIdleSeconds: e.OAUTH_CLIENT_IDLE_DAYS * 86_400 },
     fetchAllowLoopback: e.FETCH_ALLOW_LOOPBACK,
     directReads: e.DIRECT_READS,
+    connections: {
+      headersTimeoutSeconds: e.HEADERS_TIMEOUT_SECONDS,
+      requestTimeoutSeconds: e.REQUEST_TIMEOUT_SECONDS,
+      maxConnections: e.MAX_CONNECTIONS,
+      longPolls: { perAddress: e.LONG_POLLS_PER_ADDRESS, perKey: e.LONG_POLLS_PER_KEY, total: e.LONG_POLLS_MAX },
+      exports: { perAddress: e.EXPORTS_PER_ADDRESS, perKey: e.EXPORTS_PER_ADDRESS, total: e.EXPORTS_MAX },
+    },
     makers: { draftCapPerDay: e.DRAFT_CAP_PER_DAY, blocklist: e.SITE_BLOCKLIST },
     payments: {
       premiumPrice: e.PREMIUM_PRICE,

@@ -108,6 +108,46 @@ export function serviceUnavailable(cause?: unknown): CatalogError {
   );
 }
 
+/** Requests held open for a while: change-feed long polls and exports (docs/connections.md). */
+export type HeldKind = 'long polls' | 'exports';
+
+/** Seconds a client is told to wait when it, or the whole process, holds as many of a kind as allowed. */
+export const HELD_RETRY_SECONDS = 5;
+
+const heldRefusals = new WeakSet<CatalogError>();
+
+/** Whether the error refuses a request past a cap on held requests (not worth a log line each). */
+export function isHeldRefusal(err: unknown): boolean {
+  return err instanceof CatalogError && heldRefusals.has(err);
+}
+
+/** One address (or consumer key) has as many long polls (or exports) open as it may: 429. */
+export function tooManyHeld(kind: HeldKind, cap: number, holder: 'address' | 'key'): CatalogError {
+  const whose = holder === 'key' ? 'with this key' : 'from this address';
+  const advice = kind === 'long polls' ? 'wait for one to answer before opening another' : 'finish one before starting another';
+  const err = new CatalogError(
+    ErrorCode.TOO_MANY_REQUESTS,
+    429,
+    `Too many ${kind} open ${whose} at once (at most ${cap}): ${advice}, or retry in about ${HELD_RETRY_SECONDS} s.`,
+    { retryAfterSeconds: HELD_RETRY_SECONDS },
+  );
+  heldRefusals.add(err);
+  return err;
+}
+
+/** The process holds as many long polls (or exports) as it allows in all: 503. */
+export function heldFull(kind: HeldKind): CatalogError {
+  const alternative = kind === 'long polls' ? ' (or poll without wait)' : '';
+  const err = new CatalogError(
+    ErrorCode.SERVICE_UNAVAILABLE,
+    503,
+    `The service holds as many ${kind} open as it allows right now: retry in about ${HELD_RETRY_SECONDS} s${alternative}.`,
+    { retryAfterSeconds: HELD_RETRY_SECONDS },
+  );
+  heldRefusals.add(err);
+  return err;
+}
+
 /** One issue per rejected parameter, naming it, in the order the parameters were checked. */
 export function issuesFromZod(error: z.ZodError): ValidationIssue[] {
   const byParam = new Map<string, ValidationIssue>();

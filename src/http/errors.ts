@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { CatalogError, serviceUnavailable } from '../contract/errors.ts';
+import { CatalogError, isHeldRefusal, serviceUnavailable } from '../contract/errors.ts';
 import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import { ErrorCode, type ErrorBody } from '../contract/schemas.ts';
 import { NO_STORE } from './caching.ts';
@@ -88,7 +88,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => {
     const err = catalogErrorOf(error);
     const { status, body } = publicError(err);
-    if (status === 503) request.log.warn({ err: error }, 'request refused: the database cannot be reached');
+    // Refusals past a cap on held requests are answered, not logged: they come in floods.
+    if (isHeldRefusal(err)) request.log.debug({ err: { code: (err as CatalogError).code, message: (err as CatalogError).message } }, 'request refused: too many held open');
+    else if (status === 503) request.log.warn({ err: error }, 'request refused: the database cannot be reached');
     else if (status >= 500) request.log.error({ err }, 'request failed');
     else if (!(err instanceof CatalogError)) request.log.info({ err: { code: (err as FastifyError).code, message: (err as Error).message } }, 'request rejected');
     if (err instanceof CatalogError && err.retryAfterSeconds !== undefined && !reply.hasHeader('retry-after')) {
@@ -152,6 +154,12 @@ const LINGER_MS = 5_000;
  */
 export function clientError(err: NodeJS.ErrnoException, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed || socket.writableEnded) return;
+  // A connection that sent nothing within the header deadline has no request to answer: it is
+  // closed without one (an answer could be read as that of the request a client sends next).
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && socket.bytesRead === 0) {
+    socket.destroy();
+    return;
+  }
   let status = 400;
   let body: ErrorBody = { code: ErrorCode.BAD_REQUEST, message: 'The request is malformed: it is not valid HTTP/1.1.' };
   if (err.code === 'HPE_HEADER_OVERFLOW') {

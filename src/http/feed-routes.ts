@@ -1,5 +1,5 @@
 import { Readable, pipeline } from 'node:stream';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { KeyTable } from '../auth/consumer-key-table.ts';
 import type { Config } from '../config/config.ts';
 import { invalidKey } from '../contract/errors.ts';
@@ -9,13 +9,15 @@ import { parseChangesParams, parseNoParams } from '../read/params.ts';
 import { ifNoneMatchMatches, NO_STORE } from './caching.ts';
 import { keyChallenge, keyOfRequest } from './consumer-auth.ts';
 import { compressorFor, ndjsonStream, negotiateCoding } from './export-stream.ts';
+import { createHeldRequests, type HeldHolder } from './held-requests.ts';
 
 /**
  * GET /export and GET /changes under /api/v1 (README: "Export and change feed"), registered
  * inside the REST scope so CORS, the rate limit and the error object are the same as on every
  * other endpoint. The export spends from its own budget (an answer is the whole catalog), the
  * feed from its own (a consumer following it must keep its budget for other calls); a long
- * poll counts once, when it arrives.
+ * poll counts once, when it arrives. Long polls and exports held open at once are capped per
+ * address (per key for a keyed request) and in the process (held-requests.ts, docs/connections.md).
  */
 export function registerFeedRoutes(api: FastifyInstance, deps: { feed: ChangeFeed; config: Config; keys: KeyTable }): void {
   const { feed } = deps;
@@ -25,6 +27,12 @@ export function registerFeedRoutes(api: FastifyInstance, deps: { feed: ChangeFee
   const exportMaxAge = Math.max(0, Math.min(300, Math.floor(deps.config.cache.maxAgeSeconds)));
   const exportCacheControl = `public, max-age=${exportMaxAge}`;
   const keyedExportCacheControl = `private, max-age=${exportMaxAge}`;
+  const longPolls = createHeldRequests('long polls', deps.config.connections.longPolls);
+  const exports = createHeldRequests('exports', deps.config.connections.exports);
+  const holderOf = (request: FastifyRequest): HeldHolder => {
+    const key = keyOfRequest(request);
+    return key ? { kind: 'key', id: key.id } : { kind: 'address', id: request.ip };
+  };
 
   api.get('/export', { config: { operationId: 'exportProducts', rateLimitBucket: 'export' } }, async (request, reply) => {
     parseNoParams(request.query);
@@ -44,6 +52,10 @@ export function registerFeedRoutes(api: FastifyInstance, deps: { feed: ChangeFee
     if (coding !== 'identity') reply.header('content-encoding', coding);
     // HEAD: the headers alone, without producing (or compressing) the catalog to throw it away.
     if (request.method === 'HEAD') return reply.send(Readable.from([]));
+    // Held until the answer is sent or the client goes (a slow reader keeps its place).
+    const place = exports.take(holderOf(request));
+    if (!place.ok) throw place.error;
+    reply.raw.once('close', place.release);
     const body = ndjsonStream(snapshot.docs);
     const compressor = compressorFor(coding);
     if (!compressor) return reply.send(body);
@@ -64,6 +76,8 @@ export function registerFeedRoutes(api: FastifyInstance, deps: { feed: ChangeFee
 
   api.get('/changes', { config: { operationId: 'listChanges', rateLimitBucket: 'changes' } }, async (request, reply) => {
     const query = parseChangesParams(request.query);
+    const place = query.wait > 0 ? longPolls.take(holderOf(request)) : undefined;
+    if (place && !place.ok) throw place.error;
     const gone = new AbortController();
     const onClose = () => gone.abort();
     if (query.wait > 0) {
@@ -90,6 +104,7 @@ export function registerFeedRoutes(api: FastifyInstance, deps: { feed: ChangeFee
       return reply.header('cache-control', NO_STORE).type('application/json; charset=utf-8').send(answer.body);
     } finally {
       stopWatching?.();
+      place?.release();
       polls.delete(answering);
       reply.raw.off('close', onClose);
     }
