@@ -1,3 +1,4 @@
+import type { HeldLimits } from '../config/config.ts';
 import { z } from 'zod';
 import {
   CHANGES_LIMITS,
@@ -181,7 +182,7 @@ function headers(opts: Required<OpenApiOptions>): Record<string, JsonObject> {
     'X-RateLimit-Reset': integerHeader('Unix time (seconds) at which the current window ends.'),
     RateLimit: stringHeader('IETF draft RateLimit field: `"<bucket>";r=<remaining>;t=<seconds to reset>`.'),
     'RateLimit-Policy': stringHeader('IETF draft RateLimit-Policy field: `"<bucket>";q=<quota>;w=<window seconds>`.'),
-    'Retry-After': integerHeader('Seconds until the window ends and requests are accepted again.'),
+    'Retry-After': integerHeader('Seconds to wait before retrying: until the window ends when a budget is spent; a few seconds when too many requests are held open (long polls, exports).'),
     'X-Request-Id': stringHeader('Identifier of this request in the service logs; a valid X-Request-Id sent by the client is kept.'),
     'Catalog-Cursor': stringHeader('The change-feed position the export is consistent with: pass it as `since` to GET /changes to follow the catalog from there.'),
     'WWW-Authenticate': stringHeader('On a 401: `Bearer error="invalid_token", error_description="…"` (the key is malformed, unknown, revoked or expired).'),
@@ -231,6 +232,16 @@ function responses(): Record<string, JsonObject> {
   };
 }
 
+/** A 429 of a route that holds requests open: its budget, or its cap on those held (docs/connections.md). */
+function heldTooMany(description: string): JsonObject {
+  return { description, headers: headerRefs(['Retry-After', 'Cache-Control', ...RATE_HEADERS]), content: json('Error') };
+}
+
+/** A 503 of a route that holds requests open: the process holds as many as it allows. */
+function heldFull(description: string): JsonObject {
+  return { description, headers: headerRefs(['Retry-After', 'Cache-Control', ...RATE_HEADERS]), content: json('Error') };
+}
+
 function ok(description: string, schemaName: ComponentName): JsonObject {
   return { description, headers: headerRefs(['ETag', 'Cache-Control', 'Vary', ...RATE_HEADERS]), content: json(schemaName) };
 }
@@ -245,7 +256,15 @@ export interface OpenApiOptions {
   otherPerMinute: number;
   exportPerMinute?: number;
   changesPerMinute?: number;
+  /** Long polls held at once (LONG_POLLS_PER_ADDRESS, LONG_POLLS_PER_KEY, LONG_POLLS_MAX). */
+  longPolls?: HeldLimits;
+  /** Exports being sent at once (EXPORTS_PER_ADDRESS, EXPORTS_MAX). */
+  exports?: HeldLimits;
 }
+
+/** The caps' defaults (src/config/config.ts; docs/connections.md). */
+const DEFAULT_LONG_POLLS: HeldLimits = { perAddress: 20, perKey: 20, total: 5000 };
+const DEFAULT_EXPORTS: HeldLimits = { perAddress: 3, perKey: 3, total: 32 };
 
 export type OpenApiDocument = JsonObject & {
   openapi: string;
@@ -265,6 +284,8 @@ export function buildOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
   const opts: Required<OpenApiOptions> = {
     exportPerMinute: DEFAULT_EXPORT_PER_MINUTE,
     changesPerMinute: DEFAULT_CHANGES_PER_MINUTE,
+    longPolls: DEFAULT_LONG_POLLS,
+    exports: DEFAULT_EXPORTS,
     ...options,
   };
   const p = (name: string) => ref('parameters', name);
@@ -279,6 +300,7 @@ export function buildOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
         'Only live listings are ever returned; a listing that is not live is treated as absent. No key is needed. Every endpoint is a GET, answers JSON and allows cross-origin requests.',
         '',
         `Requests are limited per IP: ${opts.searchPerMinute} searches, ${opts.exportPerMinute} exports, ${opts.changesPerMinute} change-feed requests (a long poll counts once) and ${opts.otherPerMinute} other calls per minute; over the limit the answer is 429 until the minute ends.`,
+        `Requests held open are capped too: ${opts.longPolls.perAddress} long polls (\`/changes\` with \`wait\`) and ${opts.exports.perAddress} exports at once per IP (or per consumer key), past which the answer is 429; when the service holds as many as it allows in all, 503. Both carry Retry-After.`,
         '',
         '## Higher limits',
         '',
@@ -378,7 +400,10 @@ export function buildOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
             '304': ref('responses', 'NotModified'),
             '400': ref('responses', 'BadRequest'),
             ...UNAUTHORIZED,
-            '429': ref('responses', 'TooManyRequests'),
+            '429': heldTooMany(
+              `The export budget for the minute is spent, or this IP (or consumer key) is already being sent ${opts.exports.perAddress} exports: \`code\` TOO_MANY_REQUESTS; retry after Retry-After seconds.`,
+            ),
+            '503': heldFull(`The service is sending as many exports as it allows at once (${opts.exports.total}): \`code\` SERVICE_UNAVAILABLE; retry after Retry-After seconds.`),
           },
         },
       },
@@ -403,7 +428,10 @@ export function buildOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
             '400': ref('responses', 'BadRequest'),
             '410': ref('responses', 'CursorExpired'),
             ...UNAUTHORIZED,
-            '429': ref('responses', 'TooManyRequests'),
+            '429': heldTooMany(
+              `The change-feed budget for the minute is spent, or this IP already has ${opts.longPolls.perAddress} long polls waiting (a consumer key: ${opts.longPolls.perKey}): \`code\` TOO_MANY_REQUESTS; retry after Retry-After seconds, or once one of its polls has answered. A request without \`wait\` is never refused for the polls held.`,
+            ),
+            '503': heldFull(`The service holds as many long polls as it allows (${opts.longPolls.total}): \`code\` SERVICE_UNAVAILABLE; retry after Retry-After seconds, or ask without \`wait\` (answered at once).`),
           },
         },
       },

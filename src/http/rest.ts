@@ -60,6 +60,8 @@ export async function registerRest(app: FastifyInstance, deps: RestDeps): Promis
     otherPerMinute: config.rateLimits.otherPerMinute,
     exportPerMinute: config.rateLimits.exportPerMinute,
     changesPerMinute: config.rateLimits.changesPerMinute,
+    longPolls: config.connections.longPolls,
+    exports: config.connections.exports,
   });
   const documentBody = JSON.stringify(document);
   const documentAnswer = { body: documentBody, etag: etagOf(documentBody) };

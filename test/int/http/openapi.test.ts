@@ -122,8 +122,16 @@ describe('the document', () => {
     const refusedHeaders = Object.keys(resolve(operation('/search').responses['429']).headers as Json);
     expect(refusedHeaders).toContain('Retry-After');
     expect(resolve(operation('/search').responses['304']).content).toBeUndefined();
-    expect(statuses('/export')).toEqual(['200', '304', '400', '401', '429']);
-    expect(statuses('/changes')).toEqual(['200', '400', '401', '410', '429']);
+    // The routes that hold requests open are refused past their caps too (docs/connections.md).
+    expect(statuses('/export')).toEqual(['200', '304', '400', '401', '429', '503']);
+    expect(statuses('/changes')).toEqual(['200', '400', '401', '410', '429', '503']);
+    for (const path of ['/export', '/changes']) {
+      for (const status of ['429', '503']) {
+        expect(documentedResponseSchema(doc, path, status), `${path} ${status}`).toBe('Error');
+        expect(Object.keys(resolve(operation(path).responses[status]).headers as Json)).toContain('Retry-After');
+      }
+    }
+    expect(resolve(operation('/changes').responses['429']).description).toContain('20 long polls waiting');
     const exported = resolve(operation('/export').responses['200']);
     expect(Object.keys(exported.content as Json)).toEqual(['application/x-ndjson']);
     expect((exported.content as Record<string, Json>)['application/x-ndjson']!['x-item-schema']).toEqual({ $ref: '#/components/schemas/Product' });
