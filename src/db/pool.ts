@@ -16,20 +16,25 @@ export type Queryable = Pool | PoolClient;
  * an error isDatabaseUnavailable recognises, and a write answers SERVICE_UNAVAILABLE.
  */
 export interface PoolDeadlines {
+  /**
+   * Waiting for a connection: a new one to a server that does not answer, or a free one of a
+   * pool whose every connection is taken (pg-pool's checkout wait).
+   */
+  connectMs: number;
   /** A query's answer (client side; the connection is then closed, never reused). */
   queryMs: number;
   /** A whole transaction of withTransaction, from asking for a connection to COMMIT. */
   transactionMs: number;
 }
 
-/** The request pools' deadlines: a write on a frozen database is refused within about 4 s. */
-export const REQUEST_DEADLINES: PoolDeadlines = { queryMs: 2_000, transactionMs: 4_000 };
-
 /**
- * Waiting for a connection: a new one to a server that does not answer, or a free one of a pool
- * whose every connection is taken (pg-pool's checkout wait).
+ * The request pools' deadlines: a write on a frozen database is refused within about 3 s (4 s
+ * at most, a transaction), while a query of a busy but answering server has 3 s.
  */
-export const CONNECT_TIMEOUT_MS = 2_000;
+export const REQUEST_DEADLINES: PoolDeadlines = { connectMs: 3_000, queryMs: 3_000, transactionMs: 4_000 };
+
+/** Waiting for a connection, in a pool without deadlines of its own. */
+export const CONNECT_TIMEOUT_MS = 3_000;
 
 const deadlinesOf = new WeakMap<pg.Pool, PoolDeadlines>();
 
@@ -43,7 +48,7 @@ export function createPool(connectionString: string, opts: { max?: number; appli
     // A server that does not answer must not hold a caller (or a shutdown) for ever: a write
     // met by an unreachable database answers SERVICE_UNAVAILABLE within seconds, never hangs.
     // It bounds the wait for a free connection of a full pool too.
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    connectionTimeoutMillis: deadlines?.connectMs ?? CONNECT_TIMEOUT_MS,
     // A connection whose peer vanished without a word (a partition) is found out by the kernel.
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,

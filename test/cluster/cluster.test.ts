@@ -5,7 +5,7 @@ import { checkLedger, checkProjection, percentile, untilVisibleEverywhere } from
 import { callTool, connectApp, csrfOf, mcpClient, randomAddress, rawToolCall, signIn, tokenRequest } from '../../bench/cluster/clients.ts';
 import { startCluster, type Cluster } from '../../bench/cluster/cluster.ts';
 import { startClusterDatabase, type ClusterDatabase } from '../../bench/cluster/database.ts';
-import { allReady, budgetsShared, databaseRestart, killAndRestartApi, killLeadingProjector, redisOutage, until, watchLeaderLocks } from '../../bench/cluster/faults.ts';
+import { allReady, budgetsShared, databaseFreeze, databaseRestart, killAndRestartApi, killLeadingProjector, redisFreeze, redisOutage, until, watchLeaderLocks } from '../../bench/cluster/faults.ts';
 import { startMakerSites, type MakerSites } from '../../bench/cluster/maker-sites.ts';
 import { hasRedisServer, startRedisServer, type RedisServer } from '../../bench/cluster/redis-server.ts';
 import { closeAgents, makerAgents, newLedger, runMakerWorkload, type Ledger, type MakerAgent } from '../../bench/cluster/workload.ts';
@@ -327,6 +327,74 @@ describe.skipIf(skip)('a cluster of 3 API processes and 2 projectors', () => {
     await until('one projector says it leads', 30_000, () => (cluster.leaders().length === 1 ? true : undefined));
     expect(locks.max).toBe(1);
   }, 120_000);
+
+  it('refuses writes within 5 s while PostgreSQL is frozen (SIGSTOP), goes on reading, says 503 on /readyz within 3 s, loses nothing, and recovers by itself', async () => {
+    const reads = readLoad();
+    const ledger = newLedger();
+    let writing = true;
+    const load = runMakerWorkload({ cluster, agents: agents.slice(0, 4), categories: catalog.categories, until: () => !writing, ledger, run: `${RUN}f`, attempts: 60 });
+    await until('writes under way', 30_000, () => (ledger.answers.acknowledged > 10 ? true : undefined));
+    const outcome = await databaseFreeze(cluster, 7_000);
+    const acknowledgedAtThaw = ledger.answers.acknowledged;
+    await until('writes acknowledged again', 30_000, () => (ledger.answers.acknowledged > acknowledgedAtThaw + 10 ? true : undefined));
+    writing = false;
+    await load;
+    const answered = await reads.stop();
+    figures.postgres_freeze = {
+      recovery_ms: outcome.recoveryMs,
+      readyz_503_after_ms: outcome.readyz503Ms,
+      readyz_answer_max_ms: outcome.readyzMaxMs,
+      refused_unavailable: ledger.answers.unavailable,
+      refused_answer_max_ms: Math.max(0, ...ledger.unavailableAnswerMs),
+      reads: answered.total,
+    };
+    expect(answered.errors, JSON.stringify(answered)).toBe(0);
+    // Refused, quickly, and never left without an answer.
+    expect(ledger.answers.unavailable).toBeGreaterThan(0);
+    expect(ledger.unavailableAnswerMs.every((ms) => ms <= 5_000), JSON.stringify(ledger.unavailableAnswerMs)).toBe(true);
+    expect(ledger.answers.connectionErrors).toBe(0);
+    expect(ledger.answers.http5xx).toBe(ledger.statuses5xx['503'] ?? 0);
+    expect(outcome.readyz503Ms, 'every API process answered /readyz 503').toBeDefined();
+    expect(outcome.readyz503Ms!).toBeLessThanOrEqual(3_000);
+    expect(outcome.readyzMaxMs).toBeLessThanOrEqual(3_000);
+    await expectNothingLost(ledger, 20);
+    expect(locks.max).toBe(1);
+  }, 120_000);
+
+  it('reads and writes on while Redis is frozen (SIGSTOP), each answered within 5 s, and shares budgets again by itself', async () => {
+    const reads = readLoad();
+    const ledger = newLedger();
+    let writing = true;
+    const load = runMakerWorkload({ cluster, agents: agents.slice(0, 4), categories: catalog.categories, until: () => !writing, ledger, run: `${RUN}r`, attempts: 60 });
+    await until('writes under way', 30_000, () => (ledger.answers.acknowledged > 10 ? true : undefined));
+    const [agent] = agents;
+    const slug = await anyListingOf(agent!.email);
+    const timed: number[] = [];
+    let acknowledgedWhileFrozen = 0;
+    const outcome = await redisFreeze(cluster, 7_000, async () => {
+      const before = ledger.answers.acknowledged;
+      for (let i = 0; i < 3; i++) {
+        const started = Date.now();
+        const answer = await callTool(agent!.mcp[i % cluster.apis.length]!, 'update_listing', { slug, punchline: `While Redis is frozen ${i} ${randomBytes(3).toString('hex')}` });
+        timed.push(Date.now() - started);
+        expect(answer.ok, JSON.stringify(answer.body)).toBe(true);
+      }
+      await new Promise((r) => setTimeout(r, 3_000));
+      acknowledgedWhileFrozen = ledger.answers.acknowledged - before;
+    });
+    writing = false;
+    await load;
+    const answered = await reads.stop();
+    figures.redis_freeze = { recovery_ms: outcome.recoveryMs, readyz_answer_max_ms: outcome.readyzMaxMs, write_answer_ms: timed, acknowledged_while_frozen: acknowledgedWhileFrozen, reads: answered.total };
+    expect(answered.errors, JSON.stringify(answered)).toBe(0);
+    expect(timed.every((ms) => ms <= 5_000), JSON.stringify(timed)).toBe(true);
+    expect(acknowledgedWhileFrozen).toBeGreaterThan(0);
+    expect(ledger.answers.unavailable + ledger.answers.http5xx + ledger.answers.connectionErrors).toBe(0);
+    expect(outcome.readyzMaxMs).toBeLessThanOrEqual(3_000);
+    expect(await allReady(cluster, 200)).toBe(true);
+    expect(await budgetsShared(cluster)).toBe(true);
+    await expectNothingLost(ledger, 20);
+  }, 90_000);
 
   it('runs badge re-checks, promo lapse, outbox pruning and account upkeep once per cluster, through every restart', async () => {
     const { jobs } = catalog;
