@@ -12,6 +12,7 @@ import { prepareCatalogData, defaultDataDir } from './catalog-data.ts';
 import type { CatalogProcess } from './catalog-process.ts';
 import { sampleCatalog } from './catalog-sample.ts';
 import { measureExport, measureFeed, type ExportResult, type FeedResult } from './export-feed.ts';
+import { measureHeldConnections, type HeldResult } from './held-connections.ts';
 import { footprintOf, type Footprint } from './footprint.ts';
 import { measureFreshness, type FreshnessResult } from './freshness.ts';
 import { measureSnapshotMove, type SnapshotMoveResult } from './snapshot-move.ts';
@@ -32,10 +33,11 @@ const HELP = `usage: npm run bench -- [options]
   --connections N   concurrent connections of the load generator (default 10)
   --only IDS        run only these scenarios (comma-separated ids or id prefixes, e.g.
                     search-word,product; the baselines run with any load scenario) and
-                    only the phases named among freshness, export, feed and move
+                    only the phases named among freshness, export, feed, held and move
   --no-freshness    skip the freshness measurement
   --no-export       skip the export measurement
   --no-feed         skip the change-feed measurement
+  --no-held         skip the 10,000 held connections (idle, half-sent, long polls)
   --no-move         skip the move to a newer snapshot (changes enough listings for one)
   --cpu-prof        CPU-profile the serve and api processes and the bare Node baseline
                     (node --cpu-prof) and print
@@ -57,6 +59,7 @@ function parse() {
       'no-freshness': { type: 'boolean', default: false },
       'no-export': { type: 'boolean', default: false },
       'no-feed': { type: 'boolean', default: false },
+      'no-held': { type: 'boolean', default: false },
       'no-move': { type: 'boolean', default: false },
       'cpu-prof': { type: 'boolean', default: false },
       'no-sources': { type: 'boolean', default: false },
@@ -85,6 +88,7 @@ function parse() {
     freshness: phase('freshness', values['no-freshness']),
     exportPhase: phase('export', values['no-export']),
     feed: phase('feed', values['no-feed']),
+    held: phase('held', values['no-held']),
     move: phase('move', values['no-move']),
     cpuProf: values['cpu-prof'],
     sources: !values['no-sources'],
@@ -318,6 +322,20 @@ async function main(): Promise<number> {
       feed = await measureFeed({ baseUrl: serve.url, serverPid: serve.pid, dataDir: data.dataDir, slugs, updatesPerSecond: 50, seconds: 15, giveUpMs: 10_000 });
       log(`  p50 ${feed.delivery.p50.toFixed(0)} ms, p99 ${feed.delivery.p99.toFixed(0)} ms over ${feed.answers} answers`);
     }
+    let held: HeldResult | undefined;
+    if (opts.held) {
+      log('held: 10,000 connections held open on serve (idle keep-alive, half-sent headers, long polls from 150 addresses) while ordinary requests are timed…');
+      const paths = [
+        ...sample.products.slice(0, 50).map((p) => `/api/v1/products/${encodeURIComponent(p.slug)}`),
+        '/api/v1/categories',
+        ...sample.words.slice(0, 20).map((w) => `/api/v1/search?q=${encodeURIComponent(w.word)}`),
+      ];
+      held = await measureHeldConnections({ baseUrl: serve.url, serverPid: serve.pid, paths });
+      log(
+        `  ordinary requests p99 ${held.held.p99.toFixed(1)} ms held (${held.quiet.p99.toFixed(1)} ms before), ${held.failed} failed; ` +
+          `RSS ${Math.round(held.rssMB.before)} → ${Math.round(held.rssMB.held)} MB held, ${Math.round(held.rssMB.after)} MB after`,
+      );
+    }
     let move: SnapshotMoveResult | undefined;
     if (opts.move) {
       log('move: enough listings changed for a newer snapshot; product load until serve has moved to it…');
@@ -353,6 +371,7 @@ async function main(): Promise<number> {
       ...(freshness && { freshness }),
       ...(exported && { export: exported }),
       ...(feed && { feed }),
+      ...(held && { held }),
       ...(move && { move }),
       footprint: { afterLoad, readyMs: serve.readyMs, atReady, ...(apiAfterLoad && { apiAfterLoad }), starts },
     };

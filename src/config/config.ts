@@ -206,7 +206,7 @@ export interface Config {
   readonly connections: {
     readonly headersTimeoutSeconds: number;
     readonly requestTimeoutSeconds: number;
-    /** Connections held at once; undefined: the file-descriptor limit less a reserve (src/http/connection-limits.ts). */
+    /** Connections held at once; undefined: 16,384, or fewer if the file-descriptor limit allows fewer (src/http/connection-limits.ts). */
     readonly maxConnections: number | undefined;
     readonly longPolls: HeldLimits;
     readonly exports: HeldLimits;

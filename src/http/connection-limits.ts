@@ -8,9 +8,10 @@ import type { Config } from '../config/config.ts';
  * descriptor; a process out of descriptors fails at whatever needs one next: a database
  * connection, a snapshot file, the connection itself (which the kernel completed and the
  * process then drops without a word). So the server stops taking connections a reserve short
- * of the limit: MAX_CONNECTIONS, or by default the process's file-descriptor limit (which Node
- * raises to the hard limit at start) less DESCRIPTOR_RESERVE. Past it a new connection is closed
- * at once, the open ones are served, and the log says so once a minute at most.
+ * of the limit: MAX_CONNECTIONS, or by default DEFAULT_MAX_CONNECTIONS or the process's
+ * file-descriptor limit (which Node raises to the hard limit at start) less DESCRIPTOR_RESERVE,
+ * whichever is lower; each connection holds about 10 kB as well. Past the cap a new connection
+ * is closed at once, the open ones are served, and the log says so once a minute at most.
  */
 
 /** How often Node looks for requests whose headers or body are late (its default is 30 s). */
@@ -39,6 +40,9 @@ export function serverTimeouts(config: Pick<Config, 'connections'>) {
 /** Descriptors kept for everything but client connections: the database pool, Redis, files. */
 export const DESCRIPTOR_RESERVE = 128;
 
+/** The cap when MAX_CONNECTIONS is not set and the descriptors allow more (about 160 MB of connections). */
+export const DEFAULT_MAX_CONNECTIONS = 16_384;
+
 /** The process's open-file limit (the soft one, now), or undefined where /proc does not tell. */
 export function fileDescriptorLimit(limitsFile = '/proc/self/limits'): number | undefined {
   try {
@@ -52,20 +56,26 @@ export function fileDescriptorLimit(limitsFile = '/proc/self/limits'): number | 
   }
 }
 
-/** The cap: the setting, else the descriptor limit less the reserve (at least 16); undefined: none known. */
-export function connectionCap(setting: number | undefined, descriptors: number | undefined): number | undefined {
+/** The cap: the setting, else DEFAULT_MAX_CONNECTIONS or the descriptor limit less the reserve (at least 16), the lower. */
+export function connectionCap(setting: number | undefined, descriptors: number | undefined): number {
   if (setting !== undefined) return setting;
-  if (descriptors === undefined) return undefined;
-  return Math.max(16, descriptors - DESCRIPTOR_RESERVE);
+  if (descriptors === undefined) return DEFAULT_MAX_CONNECTIONS;
+  return Math.min(DEFAULT_MAX_CONNECTIONS, Math.max(16, descriptors - DESCRIPTOR_RESERVE));
 }
 
 const WARN_EVERY_MS = 60_000;
 
 /** Applies the cap to the server and reports refusals (and any later failure of the listening socket). */
-export function limitConnections(server: Server, setting: number | undefined, logger: Logger | undefined): number | undefined {
+export function limitConnections(server: Server, setting: number | undefined, logger: Logger | undefined): number {
   const descriptors = fileDescriptorLimit();
   const cap = connectionCap(setting, descriptors);
-  if (cap !== undefined) server.maxConnections = cap;
+  server.maxConnections = cap;
+  if (descriptors !== undefined && cap > descriptors - DESCRIPTOR_RESERVE) {
+    logger?.warn(
+      { maxConnections: cap, fileDescriptorLimit: descriptors },
+      `MAX_CONNECTIONS (${cap}) is more than the file-descriptor limit (${descriptors}) allows with ${DESCRIPTOR_RESERVE} kept for the database and files: raise the limit (ulimit -n, LimitNOFILE)`,
+    );
+  }
   let lastWarning = 0;
   const warnOnce = (fields: object, message: string) => {
     const now = Date.now();

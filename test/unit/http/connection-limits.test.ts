@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CatalogError, isHeldRefusal } from '../../../src/contract/errors.ts';
 import { loadConfig } from '../../../src/config/config.ts';
-import { connectionCap, DESCRIPTOR_RESERVE, fileDescriptorLimit, serverTimeouts } from '../../../src/http/connection-limits.ts';
+import { connectionCap, DEFAULT_MAX_CONNECTIONS, DESCRIPTOR_RESERVE, fileDescriptorLimit, serverTimeouts } from '../../../src/http/connection-limits.ts';
 import { createHeldRequests } from '../../../src/http/held-requests.ts';
 
 const address = (id: string) => ({ kind: 'address', id }) as const;
@@ -68,11 +68,14 @@ describe('the server\'s deadlines', () => {
 });
 
 describe('the connection cap', () => {
-  it('is the setting when given, else the descriptor limit less the reserve', () => {
+  it('is the setting when given, else 16,384 or the descriptor limit less the reserve, the lower', () => {
     expect(connectionCap(500, 20_000)).toBe(500);
-    expect(connectionCap(undefined, 20_000)).toBe(20_000 - DESCRIPTOR_RESERVE);
+    expect(connectionCap(undefined, 20_000)).toBe(DEFAULT_MAX_CONNECTIONS);
+    expect(DEFAULT_MAX_CONNECTIONS).toBe(16_384);
+    expect(connectionCap(undefined, 1_048_576)).toBe(16_384);
+    expect(connectionCap(undefined, 4096)).toBe(4096 - DESCRIPTOR_RESERVE);
     expect(connectionCap(undefined, 100)).toBe(16);
-    expect(connectionCap(undefined, undefined)).toBeUndefined();
+    expect(connectionCap(undefined, undefined)).toBe(16_384);
   });
 
   it('reads the soft open-file limit from a /proc limits file', async () => {
