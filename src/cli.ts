@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError } from './config/config.ts';
 import { isDatabaseUnavailable } from './db/unavailable.ts';
+import { handleStops, isStopping } from './util/process-stop.ts';
 import { projectPath } from './util/project-file.ts';
 import { keepTickObjectShape } from './util/tick-shape.ts';
 
@@ -25,7 +26,10 @@ const commands: Record<string, { summary: string; load: () => Promise<{ default:
   'demo-data': { summary: 'write a deterministic demo catalog as NDJSON to stdout', load: () => import('./cli/demo-data.ts') },
 };
 
-/** Commands that stop gracefully on a signal by themselves (finishing their current work). */
+/**
+ * Commands that stop cleanly on SIGTERM, SIGINT or SIGHUP in whatever state they are, starting
+ * included (src/util/process-stop.ts; docs/signals.md).
+ */
 const LONG_RUNNING = new Set(['serve', 'api', 'projector']);
 
 function usage(): string {
@@ -57,6 +61,9 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   if (LONG_RUNNING.has(name)) {
+    // Signals are handled from the first moment: one arriving while the embedded PostgreSQL
+    // starts stops the process (and the server) as cleanly as one arriving later.
+    handleStops();
     // Before anything schedules work: keeps every later `process.nextTick` fast (see the module).
     keepTickObjectShape();
   } else {
@@ -75,6 +82,8 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (err: unknown) => {
+    // A start cut short by a stop fails in whatever it was doing; the stop says why and exits.
+    if (isStopping()) return;
     if (err instanceof ConfigError) {
       console.error(`catalog: configuration error: ${err.message}`);
     } else if (isDatabaseUnavailable(err)) {

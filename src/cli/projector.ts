@@ -1,4 +1,3 @@
-import closeWithGrace from 'close-with-grace';
 import { createProjector } from '../../projector/projector.ts';
 import { createMailer } from '../auth/mailer.ts';
 import { createBadgeRecheckJob, type BadgeRecheckJob } from '../catalog/badges/badge-recheck-job.ts';
@@ -10,13 +9,15 @@ import { createSiteFetcher } from '../sites/safe-fetch.ts';
 import type { Logger } from 'pino';
 import { configFromArgs, parseCommandArgs } from './common.ts';
 import { createLogger } from '../util/logger.ts';
+import { isStopping, onStop, requestStop, setStopLog } from '../util/process-stop.ts';
 
 const HELP = `usage: catalog projector [--data-dir DIR]
 
 Runs the projector alone: streams committed changes of the write model into the projection
 (products, category counts) and, when MEILI_URL is set, into Meilisearch. One projector is
 active per database; another one started on the same database waits as standby and takes over
-when the first one stops. SIGTERM or SIGINT finishes the current batch and exits.
+when the first one stops. SIGTERM, SIGINT or SIGHUP finishes the current batch and exits
+(within 8 s; a second signal exits at once).
 Also runs the daily badge re-checks (one process per database does; see README).
 Uses DATABASE_URL, or the embedded PostgreSQL under DIR (default ./.data, or DATA_DIR).`;
 
@@ -24,8 +25,12 @@ export default async function projector(args: string[]): Promise<number> {
   const parsed = parseCommandArgs(args, { 'data-dir': { type: 'string' } }, HELP);
   if ('exitCode' in parsed) return parsed.exitCode;
   const config = configFromArgs(parsed.values);
-  const logger = createLogger(config);
+  const logger = createLogger(config, { onOutputClosed: (err) => requestStop({ kind: 'output-closed', err }) });
+  setStopLog(logger);
   const database = await openDatabase(config, (line) => logger.info(line));
+  // Cleanups run newest first: the database closes last.
+  onStop(() => database.close());
+  if (isStopping()) return new Promise<number>(() => undefined);
   try {
     await migrate(database.connectionString, { log: (line) => logger.info(line) });
     // Without Meilisearch each API process feeds its embedded engine from the projection.
@@ -42,29 +47,26 @@ export default async function projector(args: string[]): Promise<number> {
       log: logger,
       snapshotCacheDir: config.snapshotCacheDir,
     });
+    onStop(() => searchIndex?.close());
+    onStop(() => running.stop());
     await running.start();
     const pool = createPool(database.connectionString, { max: 2, applicationName: 'catalog projector' });
+    onStop(() => pool.end());
     const rechecks = await startBadgeRechecks(config, database.connectionString, pool, logger);
-    // A stop finishes the current batch; a stop that cannot complete (say the database went
-    // away) is cut short after 15 s, and a second signal ends the process at once.
-    await new Promise<void>((resolve) => {
-      closeWithGrace({ delay: 15_000, logger: false }, async ({ signal, err }) => {
-        if (err) logger.error({ err }, 'projector stopping after an unexpected error');
-        else logger.info({ signal }, 'projector stopping after the current batch');
-        await rechecks?.job.stop();
-        await rechecks?.close();
-        await pool.end();
-        await running.stop();
-        await searchIndex?.close();
-        logger.info('projector stopped');
-        await database.close();
-        resolve();
-      });
+    // A stop finishes the current batch; one that cannot complete (say the database went away)
+    // is cut short after the grace period, and a second signal ends the process at once.
+    onStop(async () => {
+      logger.info('projector stopping after the current batch');
+      await rechecks?.job.stop();
+      await rechecks?.close();
     });
-    return 0;
-  } finally {
+  } catch (err) {
+    if (isStopping()) return new Promise<number>(() => undefined);
     await database.close();
+    throw err;
   }
+  // The process ends when it stops (src/util/process-stop.ts exits with the status).
+  return new Promise<number>(() => undefined);
 }
 
 /**

