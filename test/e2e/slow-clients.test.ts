@@ -71,10 +71,11 @@ describe('slow clients, held long polls and running out of file descriptors', ()
       LONG_POLLS_MAX: '6',
       EXPORTS_PER_ADDRESS: '1',
     };
-    const made = await runCatalogCommand(['keys', 'create', 'slow-clients', '--json'], env);
+    // The key is made beside the start: the process learns of new keys as they are made.
+    const [made, started] = await Promise.all([runCatalogCommand(['keys', 'create', 'slow-clients', '--json'], env), startApiProcess(env, { fileLimit: FILE_LIMIT })]);
+    api = started;
     expect(made.code, made.stderr).toBe(0);
     key = (JSON.parse(made.stdout) as { key: string }).key;
-    api = await startApiProcess(env, { fileLimit: FILE_LIMIT });
     cursor = (JSON.parse((await get(api.port, '/api/v1/changes')).body) as { cursor: string }).cursor;
   }, 120_000);
 
