@@ -1,8 +1,10 @@
-import { writeSync } from 'node:fs';
+import { write, writeSync } from 'node:fs';
 
 /**
- * Where the log's lines go: a file descriptor (1 or 2), written synchronously, a line at a time,
- * so that every line is out before the process exits and a write can never be left looping.
+ * Where the log's lines go: a file descriptor (1 or 2). Lines are queued and written in order by
+ * one write at a time on libuv's threads, so a reader that stalls (a paused terminal, a slow log
+ * shipper) never holds the event loop up; what is still queued when the process exits is written
+ * then, once, without retrying.
  *
  * (pino's own destination, sonic-boom, retries a failed synchronous flush for ever, once every
  * 100 ms, whatever the error: a `logger.fatal`, or the flush at exit, on an output that is gone —
@@ -10,9 +12,9 @@ import { writeSync } from 'node:fs';
  * the process no longer answers signals.)
  *
  * An output that is gone (EPIPE, EIO, EBADF, ENXIO…) is said once through `onClosed` and written
- * no more. A full non-blocking pipe (EAGAIN) keeps the lines, up to 1 MiB, and tries again a
- * little later; past that, lines are dropped. Other errors (say a full disk behind a redirection
- * to a file) drop the line and are said once on stderr.
+ * no more. A full non-blocking pipe (EAGAIN) is tried again a little later. At most 1 MiB waits;
+ * past that, lines are dropped. Other errors (say a full disk behind a redirection to a file)
+ * drop the lines of that write and are said once on stderr.
  */
 export interface LogOutput {
   /** A log line from pino (formatted first when a format is given). */
@@ -34,54 +36,72 @@ export function logOutput(
 ): LogOutput {
   let closed = false;
   let pending: Buffer[] = [];
+  /** Bytes queued or being written. */
   let pendingBytes = 0;
+  let writing = false;
   let retry: NodeJS.Timeout | undefined;
   let complained = false;
 
   const close = (err: NodeJS.ErrnoException) => {
+    if (closed) return;
     closed = true;
     pending = [];
     pendingBytes = 0;
     if (retry) clearTimeout(retry);
+    process.off('exit', atExit);
     opts.onClosed?.(err);
   };
 
-  const flush = () => {
-    retry = undefined;
-    while (pending.length > 0 && !closed) {
-      const buf = pending[0]!;
-      let n: number;
-      try {
-        n = writeSync(fd, buf);
-      } catch (e) {
-        const err = e as NodeJS.ErrnoException;
+  const complain = (err: NodeJS.ErrnoException) => {
+    if (complained) return;
+    complained = true;
+    try {
+      writeSync(2, `catalog: log lines lost (${err.code}: ${err.message})\n`);
+    } catch {
+      // nowhere to say it
+    }
+  };
+
+  const pump = () => {
+    if (writing || closed || retry || pending.length === 0) return;
+    const buf = pending.length === 1 ? pending[0]! : Buffer.concat(pending);
+    pending = [];
+    writing = true;
+    write(fd, buf, 0, buf.length, null, (e, n) => {
+      writing = false;
+      const err = e as NodeJS.ErrnoException | null;
+      if (err) {
         if (err.code && RETRY.has(err.code)) {
-          retry ??= setTimeout(flush, RETRY_MS);
+          pending.unshift(buf);
+          retry = setTimeout(() => {
+            retry = undefined;
+            pump();
+          }, RETRY_MS);
           retry.unref();
           return;
         }
-        if (!err.code || GONE.has(err.code)) {
-          close(err);
-          return;
-        }
-        // Anything else: this line is lost; say so once, keep going with the next.
-        pending.shift();
+        if (!err.code || GONE.has(err.code)) return close(err);
         pendingBytes -= buf.length;
-        if (!complained) {
-          complained = true;
-          try {
-            writeSync(2, `catalog: log lines lost (${err.code}: ${err.message})\n`);
-          } catch {
-            // nowhere to say it
-          }
-        }
-        continue;
+        complain(err);
+      } else {
+        pendingBytes -= n;
+        if (n < buf.length) pending.unshift(buf.subarray(n));
       }
-      pendingBytes -= n;
-      if (n >= buf.length) pending.shift();
-      else pending[0] = buf.subarray(n);
-    }
+      pump();
+    });
   };
+
+  /** At exit: what waits is written once (nothing in flight), never retried. */
+  function atExit(): void {
+    if (closed || writing || pending.length === 0) return;
+    try {
+      writeSync(fd, Buffer.concat(pending));
+    } catch {
+      // the output is gone or full: these lines are lost
+    }
+    pending = [];
+  }
+  process.on('exit', atExit);
 
   const enqueue = (text: string) => {
     if (closed || !text) return;
@@ -89,7 +109,7 @@ export function logOutput(
     if (pendingBytes + buf.length > MAX_PENDING) return;
     pending.push(buf);
     pendingBytes += buf.length;
-    if (!retry) flush();
+    pump();
   };
 
   return {

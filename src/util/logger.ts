@@ -6,8 +6,8 @@ import { logOutput, type LogOutput } from './log-output.ts';
 /**
  * The process logger: JSON lines (one object per line, for log collectors), or readable lines
  * when LOG_FORMAT=pretty, which is the default while the output is a terminal. Either way the
- * lines are written synchronously by this thread (src/util/log-output.ts): no worker thread, no
- * buffer to flush at exit, and an output that is gone ends the writing instead of looping on it.
+ * lines are formatted on this thread and written in order by src/util/log-output.ts: no worker
+ * thread, and an output that is gone ends the writing instead of looping on it.
  */
 /** Whether the log goes out as readable lines (else JSON, one object per line). */
 export function logIsPretty(config: Config, fd: 1 | 2 = 1): boolean {

@@ -333,6 +333,36 @@ describe('serve, api and projector on DATABASE_URL', () => {
     expect(r.output()).toContain('second SIGINT: exiting at once');
   }, 90_000);
 
+  it('a reader that stops reading its standard output does not hold catalog api up: it answers, and the lines follow later', async () => {
+    const port = await freePort();
+    // LOG_LEVEL=debug: every request writes an access line (about 400 bytes); the budget allows them all.
+    const r = run(['api'], { ...env(), PORT: String(port), LOG_LEVEL: 'debug', RATE_LIMIT_OTHER_PER_MIN: '100000' });
+    ours.add(r.child.pid!);
+    await started('api', r);
+    r.child.stdout!.pause(); // the pipe fills up (a paused terminal, a stalled log shipper)
+    const before = r.output().length;
+    const requests = 2_000;
+    let ok = 0;
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < requests) {
+          next++;
+          const res = await fetch(`http://127.0.0.1:${port}/api/v1/categories`);
+          await res.arrayBuffer();
+          if (res.status === 200) ok++;
+        }
+      }),
+    );
+    expect(ok).toBe(requests);
+    // Far more than a pipe holds was logged meanwhile; nothing of it was written yet, or little.
+    expect(r.output().length - before).toBeLessThan(requests * 300);
+    r.child.stdout!.resume();
+    await waitFor('the queued lines', () => (r.output().match(/"url":"\/api\/v1\/categories"/g)?.length ?? 0) >= requests, 20_000, () => `${r.output().length} bytes`);
+    const stop = await signalAndWait(r, 'SIGTERM');
+    expect(stop.code).toBe(0);
+  }, 120_000);
+
   it('a closed standard output (EPIPE) stops catalog api cleanly, said on stderr, without spinning', async () => {
     const port = await freePort();
     // LOG_LEVEL=debug: every request writes an access line.

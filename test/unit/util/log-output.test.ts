@@ -30,7 +30,7 @@ describe('the log output (src/util/log-output.ts)', () => {
     const ours = await probe('ours');
     expect(ours.killed).toBe(false);
     expect(ours.code).toBe(0);
-    expect(ours.stderr).toContain('returned closed=EPIPE');
+    expect(ours.stderr).toContain('returned\nclosed=EPIPE\n');
   }, 30_000);
 
   it("pino's own destination never returns from the same fatal line (why ours exists)", async () => {
