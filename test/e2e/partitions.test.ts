@@ -30,7 +30,10 @@ const READY_LIMIT_MS = 3_000;
 /** How long each freeze lasts: longer than any deadline, so writes begun in it end in it. */
 const FREEZE_MS = 7_000;
 
-const redisInstalled = hasRedisServer();
+// Without redis-server there is no Redis of the file's own to freeze: skipped with one line,
+// except under CI, where it fails.
+const skip = !hasRedisServer() && process.env.CI !== 'true';
+if (skip) console.log('redis-server not found (apt-get install redis-server): skipping the partition tests');
 
 interface Maker {
   email: string;
@@ -70,8 +73,9 @@ const orders = new Map<string, number>();
 /** What /readyz said of Redis while it was frozen. */
 const redisDetails: string[] = [];
 
-describe.skipIf(!redisInstalled)('a PostgreSQL or a Redis that freezes, under load', () => {
+describe.skipIf(skip)('a PostgreSQL or a Redis that freezes, under load', () => {
   beforeAll(async () => {
+    if (!hasRedisServer()) throw new Error('redis-server not found: the partition tests need it (apt-get install redis-server)');
     [database, redis] = await Promise.all([startClusterDatabase(), startRedisServer()]);
     proxy = await startPausableProxy({ host: '127.0.0.1', port: Number(new URL(database.url).port) });
     await migrate(database.url);
