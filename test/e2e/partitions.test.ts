@@ -81,7 +81,7 @@ describe.skipIf(skip)('a PostgreSQL or a Redis that freezes, under load', () => 
     await migrate(database.url);
     direct = createPool(database.url, { max: 2, applicationName: 'partitions test' });
     await seedFixtureCatalog(direct);
-    const emails = [1, 2, 3].map((i) => `freeze-maker-${i}@example.com`);
+    const emails = [1, 2, 3, 4, 5].map((i) => `freeze-maker-${i}@example.com`);
     const lines = emails.map((email, i) =>
       JSON.stringify({
         kind: 'listing',
