@@ -8,7 +8,7 @@ import { createPool, type Pool } from '../db/pool.ts';
 import { createSiteFetcher } from '../sites/safe-fetch.ts';
 import type { Logger } from 'pino';
 import { configFromArgs, parseCommandArgs } from './common.ts';
-import { createLogger } from '../util/logger.ts';
+import { createLogger, logWritten } from '../util/logger.ts';
 import { isStopping, onStop, requestStop, setStopLog } from '../util/process-stop.ts';
 
 const HELP = `usage: catalog projector [--data-dir DIR]
@@ -26,7 +26,7 @@ export default async function projector(args: string[]): Promise<number> {
   if ('exitCode' in parsed) return parsed.exitCode;
   const config = configFromArgs(parsed.values);
   const logger = createLogger(config, { onOutputClosed: (err) => requestStop({ kind: 'output-closed', err }) });
-  setStopLog(logger);
+  setStopLog(logger, () => logWritten(logger));
   const database = await openDatabase(config, (line) => logger.info(line));
   // Cleanups run newest first: the database closes last.
   onStop(() => database.close());

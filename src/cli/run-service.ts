@@ -1,6 +1,6 @@
 import { openDatabase, superviseEmbedded } from '../db/open.ts';
 import { configFromArgs, parseCommandArgs } from './common.ts';
-import { createLogger, logIsPretty, writeToLogOutput } from '../util/logger.ts';
+import { createLogger, logIsPretty, logWritten, writeToLogOutput } from '../util/logger.ts';
 import { isStopping, onStop, requestStop, setStopLog } from '../util/process-stop.ts';
 import { prefetchSnapshot } from '../read/snapshot-file.ts';
 
@@ -21,7 +21,7 @@ export async function runService(args: string[], help: string, opts: { projector
   if ('exitCode' in parsed) return parsed.exitCode;
   const config = configFromArgs(parsed.values);
   const logger = createLogger(config, { onOutputClosed: (err) => requestStop({ kind: 'output-closed', err }) });
-  setStopLog(logger);
+  setStopLog(logger, () => logWritten(logger));
   // The database starts (or is found) while the service's modules load. Loading them keeps
   // this process busy, so an embedded server is first set going: its process then starts on the
   // other core meanwhile, instead of after.

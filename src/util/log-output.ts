@@ -23,6 +23,8 @@ export interface LogOutput {
   writeRaw(text: string): void;
   /** Whether the output is gone (nothing more is written). */
   readonly closed: boolean;
+  /** Resolves once every line so far is written (or the output is gone). */
+  drained(): Promise<void>;
 }
 
 const GONE = new Set(['EPIPE', 'EIO', 'EBADF', 'ENXIO', 'ENOTCONN', 'ECONNRESET', 'EDESTADDRREQ', 'ENODEV']);
@@ -41,6 +43,14 @@ export function logOutput(
   let writing = false;
   let retry: NodeJS.Timeout | undefined;
   let complained = false;
+  let waiters: Array<() => void> = [];
+  const idle = () => closed || (!writing && pending.length === 0);
+  const wake = () => {
+    if (!idle()) return;
+    const ready = waiters;
+    waiters = [];
+    for (const resolve of ready) resolve();
+  };
 
   const close = (err: NodeJS.ErrnoException) => {
     if (closed) return;
@@ -50,6 +60,7 @@ export function logOutput(
     if (retry) clearTimeout(retry);
     process.off('exit', atExit);
     opts.onClosed?.(err);
+    wake();
   };
 
   const complain = (err: NodeJS.ErrnoException) => {
@@ -63,7 +74,7 @@ export function logOutput(
   };
 
   const pump = () => {
-    if (writing || closed || retry || pending.length === 0) return;
+    if (writing || closed || retry || pending.length === 0) return wake();
     const buf = pending.length === 1 ? pending[0]! : Buffer.concat(pending);
     pending = [];
     writing = true;
@@ -121,5 +132,6 @@ export function logOutput(
       return true;
     },
     writeRaw: enqueue,
+    drained: () => (idle() ? Promise.resolve() : new Promise<void>((resolve) => waiters.push(resolve))),
   };
 }

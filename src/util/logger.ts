@@ -37,6 +37,14 @@ export function createLogger(config: Config, opts: LoggerOptions = {}): Logger {
   return logger;
 }
 
+/** Resolves once the logger's lines so far are written (at most `ms` later). */
+export function logWritten(logger: Logger, ms = 1_000): Promise<void> {
+  const output = outputs.get(logger);
+  if (!output) return Promise.resolve();
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([output.drained(), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]).finally(() => clearTimeout(timer));
+}
+
 /** Writes text (such as the start banner) to the logger's output, in order with its lines. */
 export function writeToLogOutput(logger: Logger, text: string): void {
   const output = outputs.get(logger);

@@ -42,6 +42,8 @@ interface State {
   cleanups: Array<() => Promise<void> | void>;
   holds: Set<Promise<unknown>>;
   log?: StopLog | undefined;
+  /** Resolves once the log's lines so far are written (bounded by its owner). */
+  logWritten?: (() => Promise<void>) | undefined;
   graceMs: number;
 }
 
@@ -109,9 +111,14 @@ function onError(err: unknown): void {
   requestStop({ kind: 'error', err });
 }
 
-/** The log the stop reports to (the process logger, once made). */
-export function setStopLog(log: StopLog | undefined): void {
-  if (state) state.log = log;
+/**
+ * The log the stop reports to (the process logger, once made), and how to wait until its lines
+ * are out before a clean stop exits.
+ */
+export function setStopLog(log: StopLog | undefined, logWritten?: () => Promise<void>): void {
+  if (!state) return;
+  state.log = log;
+  state.logWritten = logWritten;
 }
 
 /** Whether a stop was asked for. */
@@ -200,8 +207,9 @@ export function requestStop(reason: StopReason): void {
         logError({ err }, 'a part of the service did not stop cleanly');
       }
     }
-    clearTimeout(timer);
     logInfo({}, 'stopped');
+    await current.logWritten?.().catch(() => undefined);
+    clearTimeout(timer);
     process.exit(code);
   })();
 }
