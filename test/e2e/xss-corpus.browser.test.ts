@@ -90,6 +90,7 @@ function importLines(): Line[] {
       punchline: fit(i + 1, LISTING_LIMITS.punchlineMax) ?? `Punchline ${i}`,
       description: VECTORS[i]!.vector,
       website: siteWithVector(`w${i}.example`, i),
+      logo: siteWithVector(`logo${i}.example`, i + 8),
       category: `xss-c${i}`,
       highlights: [fit(i + 2, LISTING_LIMITS.profileItemMax) ?? `Highlight ${i}`],
       ideal_for: [fit(i + 3, LISTING_LIMITS.profileItemMax) ?? `Ideal for ${i}`],
@@ -123,6 +124,8 @@ function importLines(): Line[] {
     highlights: ['Fast'], ideal_for: ['Writers'], faq: [{ question: 'Is it plain?', answer: 'Yes.' }], promo: { code: 'PLAIN', discount: '10 % off', url: 'https://plain.example/offer', expires_at: null },
   });
   lines.push({ kind: 'listing', slug: 'plain-pending', name: 'Plain Pending', website: 'https://plain-pending.example/', ...plain, status: 'pending' });
+  lines.push({ kind: 'listing', slug: 'plain-rejected', name: 'Plain Rejected', website: 'https://plain-rejected.example/', ...plain, status: 'pending' });
+  lines.push({ kind: 'listing', slug: 'plain-changes', name: 'Plain Changes', website: 'https://plain-changes.example/', ...plain, status: 'pending' });
   return lines;
 }
 
@@ -132,6 +135,8 @@ function refusedLines(): { line: Line; field: string }[] {
   const base = (slug: string): Line => ({ kind: 'listing', slug, name: 'Refused', punchline: 'Refused', description: '', website: 'https://refused.example/' });
   for (let i = 0; i < N; i++) out.push({ line: { ...base(`refused-social-${i}`), social: vec(i) }, field: 'social' });
   for (let i = 0; i < N; i++) out.push({ line: { ...base(`refused-category-${i}`), category: vec(i) }, field: 'category' });
+  for (let i = 0; i < N; i += 4) out.push({ line: { ...base(`refused-tags-${i}`), tags: [vec(i)] }, field: 'tags.0' });
+  for (let i = 2; i < N; i += 4) out.push({ line: { ...base(`refused-labels-${i}`), labels: [vec(i)] }, field: 'labels.0' });
   const schemes = ['javascript:alert(1)', 'JaVaScRiPt:alert(1)', ' javascript:alert(1)', 'java\tscript:alert(1)', 'vbscript:msgbox(1)', 'data:text/html,<script>alert(1)</script>', 'data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==', '//xss.rocks/xss.js', '/xss-beacon/x'];
   // The vectors that are addresses of a script scheme themselves (the polyglot starts "javascript:").
   for (let i = 0; i < N; i++) if (/^\s*(javascript|data|vbscript):/i.test(vec(i))) schemes.push(vec(i));
@@ -224,7 +229,7 @@ describeInBrowser('script injection through every field, shown on every page', (
       const viaMcp = await reader.callTool({ name: 'get_product', arguments: { slug: line.slug } });
       expect(viaMcp.isError ?? false).toBe(false);
       expect(viaMcp.structuredContent).toEqual(product);
-      for (const img of [product.logo, product.cover]) if (typeof img === 'string') ownImages.add(img);
+      for (const img of [product.logo, product.cover]) if (typeof img === 'string') ownImages.add(withoutFragment(img));
     }
     const categories = ((await (await fetch(`${stack.baseUrl}/api/v1/categories`)).json()) as { categories: Json[] }).categories;
     for (const line of lines.filter((l) => l.kind === 'category')) {
@@ -266,6 +271,10 @@ describeInBrowser('script injection through every field, shown on every page', (
       const fields: Json = { name: fit(i, LISTING_LIMITS.nameMax) ?? 'Too long', punchline: fit(i + 1, LISTING_LIMITS.punchlineMax) ?? 'Too long', description: VECTORS[i]!.vector, social: v, category: v };
       const answer = await tool(maker, 'update_listing', { slug: bases[lane]!, ...fields });
       expect(answer.ok, VECTORS[i]!.id).toBe(false);
+      // Tags are slugs: a submission's tag list refuses a vector.
+      const tagged = await tool(maker, 'submit_product', { website: sites.url('good.example', `/mcp-tags-${i}`), tags: [v] });
+      expect(tagged.ok, VECTORS[i]!.id).toBe(false);
+      expect(((tagged.body.data as Json).issues as { path: string[] }[]).map((issue) => issue.path[0])).toEqual(['tags']);
       expect(answer.body.code).toBe('BAD_REQUEST');
       const issues = ((answer.body.data as Json | undefined)?.issues ?? []) as { path: string[]; message: string }[];
       const refused = new Set(issues.map((issue) => issue.path[0]!));
@@ -335,7 +344,7 @@ describeInBrowser('script injection through every field, shown on every page', (
     context.on('request', (req) => {
       const url = new URL(req.url());
       const own = url.origin === service.origin && !url.pathname.startsWith('/xss-beacon');
-      const ownImage = ownImages.has(req.url()) || (req.resourceType() === 'image' && url.protocol === 'https:' && /^cdn\.[a-z]+\.example$/.test(url.hostname));
+      const ownImage = ownImages.has(withoutFragment(url.href)) || (req.resourceType() === 'image' && url.protocol === 'https:' && /^cdn\.[a-z]+\.example$/.test(url.hostname));
       // The e-mails and the parser's blank page are shown at a made-up loopback address of their own.
       const mailView = url.origin === MAIL_ORIGIN && (url.pathname.startsWith('/mail/') || url.pathname === '/blank');
       if (!own && !ownImage && !mailView) ran.push(`request ${req.url()} from ${page.url()}`);
@@ -681,7 +690,7 @@ describeInBrowser('script injection through every field, shown on every page', (
     await expect.poll(() => w.ran).toEqual(expect.arrayContaining([expect.stringMatching(/^dialog alert: 1 on /)]));
   });
 
-  it('the review e-mails about the listings, opened as a mail client shows them (no CSP): text only, nothing runs', async () => {
+  it('review decisions: their e-mails opened as a mail client shows them (plain text, no CSP) and their feedback on the maker\'s and admin\'s pages, nothing run or injected', async () => {
     const csrf = CookieBrowserClass.csrfOf(await (await web.request('/admin/review')).text());
     const before = stack.mails.length;
     const actions = ['approve', 'reject', 'request_changes'] as const;
@@ -711,6 +720,23 @@ describeInBrowser('script injection through every field, shown on every page', (
       expect(mail!.subject).toContain(fit(i, LISTING_LIMITS.nameMax) ?? `Pending ${i}`);
       if (i % 3 !== 0) expect(mail!.text).toContain(feedback(i).replace(/\r\n?/g, '\n'));
     }
+    // The feedback as the maker and the admin see it: the edit pages and the listing's history,
+    // read with Chromium's parser against the same pages of listings given harmless feedback.
+    await learnOwnMarkup();
+    for (const [slug, action] of [['plain-rejected', 'reject'], ['plain-changes', 'request_changes']] as const) {
+      expect((await web.request(`/admin/listings/${slug}/decisions`, { form: { _csrf: csrf, action, from: 'queue', feedback: 'Plain feedback.' } })).status).toBe(303);
+      const base = await watchedTab({ signedIn: true });
+      for (const url of [`/dashboard/listings/${slug}`, `/admin/listings/${slug}`, '/dashboard']) {
+        await base.page.goto(`${stack.baseUrl}${url}`);
+        for (const m of await markupOf(base.page)) ownMarkup!.add(m);
+      }
+    }
+    const decided = Array.from({ length: N }, (_, i) => i).filter((i) => i % 3 !== 0);
+    const pages = await checkPages([...decided.flatMap((i) => [`/dashboard/listings/xss-p${i}`, `/admin/listings/xss-p${i}`]), '/dashboard']);
+    for (const i of decided) {
+      for (const url of [`/dashboard/listings/xss-p${i}`, `/admin/listings/xss-p${i}`]) expectShown(pages.get(url)!, [feedback(i).replace(/\r\n?/g, '\n')], url);
+    }
+    expect(parser!.ran).toEqual([]);
     expect(w.ran).toEqual([]);
     expect(w.errors()).toEqual([]);
   }, 120_000);
@@ -733,6 +759,7 @@ async function viewportShot(page: Page, name: string): Promise<void> {
 
 /** A served Product holds each field as the import line sent it; the description only the allow-list. */
 function expectServedAsSent(product: Json, line: Line): void {
+  expect(product.logo, `${String(line.slug)}.logo`).toBe(line.logo === undefined ? null : asUrl(line.logo as string));
   for (const key of ['name', 'punchline', 'highlights', 'ideal_for', 'faq'] as const) {
     expect(product[key], `${String(line.slug)}.${key}`).toEqual(trimDeep(line[key]));
   }
@@ -741,6 +768,13 @@ function expectServedAsSent(product: Json, line: Line): void {
   const promo = line.promo as Json;
   expect(product.promo).toEqual({ code: String(promo.code).trim(), discount: String(promo.discount).trim(), url: asUrl(promo.url as string), expires_at: null });
   expectDescriptionAllowed(product.description as string);
+}
+
+/** An address as a browser requests it: parsed, without its fragment. */
+function withoutFragment(address: string): string {
+  const url = new URL(address);
+  url.hash = '';
+  return url.href;
 }
 
 function asUrl(sent: string): string {
