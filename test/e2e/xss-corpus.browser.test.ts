@@ -60,7 +60,7 @@ const N = VECTORS.length;
 const MAKER = 'xss-maker@example.com';
 /** Where the e-mails are shown: a loopback address nothing listens on, answered by the test itself. */
 const MAIL_ORIGIN = 'http://127.0.0.2:9';
-/** Category, edit, admin and missing pages are opened for every SAMPLE-th vector. */
+/** The edit, admin listing and missing pages are read for every SAMPLE-th vector (every listing and category page is read). */
 const SAMPLE = 4;
 
 /** The vector at position i (wrapping), as a field stores it: surrounding whitespace trimmed. */
