@@ -12,7 +12,7 @@ import { LISTING_LIMITS } from '../../src/contract/listing-limits.ts';
 import { describeInBrowser, screenshot } from '../helpers/browser.ts';
 import { parsePage } from '../helpers/html.ts';
 import { fillAndPost, startMakerSites, startMakerStack, type MakerSites } from '../helpers/maker-pages.ts';
-import { Browser as CookieBrowserClass, makerToken, type Browser as CookieBrowser } from '../helpers/oauth.ts';
+import { authorizationRequest, Browser as CookieBrowserClass, decideConsent, makerToken, pkcePair, type Browser as CookieBrowser } from '../helpers/oauth.ts';
 import { makerClient, runCatalog, tool, type Json } from '../helpers/review.ts';
 import type { TestStack } from '../helpers/stack.ts';
 import { projectPath } from '../../src/util/project-file.ts';
@@ -28,7 +28,8 @@ import { projectPath } from '../../src/util/project-file.ts';
  *
  * Then every page that shows them: home, listing, category, a missing listing's page, the
  * maker's dashboard, submission form and edit pages, the admin's review queue and listing pages,
- * the refused forms shown again, and the e-mails. Each is read twice:
+ * the refused forms shown again, and the e-mails; and, as an app's name comes from whoever
+ * registers it, the OAuth consent page and the connected apps page. Each is read twice:
  * - served over HTTP and parsed by Chromium's own HTML parser (DOMParser, where nothing runs):
  *   no element or attribute may exist beyond those the same pages show for harmless listings
  *   and the description's allow-list, no handler attribute, no script-scheme URL, no script
@@ -671,6 +672,53 @@ describeInBrowser('script injection through every field, shown on every page', (
     expect(parser!.errors()).toEqual([]);
     console.log(`pages read with Chromium's parser: ${pagesRead}; opened: ${pagesOpened}`);
   }, 180_000);
+
+  it('an app\'s name from dynamic client registration, on the consent page and the connected apps page: text, nothing injected', async () => {
+    await learnOwnMarkup();
+    const callback = 'http://127.0.0.1:45680/callback';
+    const authorize = (clientId: string) =>
+      authorizationRequest(stack.baseUrl, { client_id: clientId, response_type: 'code', redirect_uri: callback, scope: 'listings:read', state: 'x', code_challenge: pkcePair().challenge, code_challenge_method: 'S256' });
+    // Each app registers from an address of its own (registrations are limited per address).
+    let registrations = 0;
+    const register = (name: string) =>
+      fetch(`${stack.baseUrl}/oauth/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': `198.18.200.${++registrations}` },
+        body: JSON.stringify({ client_name: name, redirect_uris: [callback], grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'none' }),
+      });
+    // The pages' own markup, with a harmless app's name.
+    const plainId = ((await (await register('Plain App')).json()) as { client_id: string }).client_id;
+    const base = await watchedTab({ signedIn: true });
+    await base.page.goto(new URL((await web.follow(authorize(plainId))).url).href);
+    for (const m of await markupOf(base.page)) ownMarkup!.add(m);
+    expect((await decideConsent(web, authorize(plainId), 'approve')).searchParams.get('code')).toBeTruthy();
+    await base.page.goto(`${stack.baseUrl}/settings/apps`);
+    for (const m of await markupOf(base.page)) ownMarkup!.add(m);
+
+    const served = new Map<string, { status: number; html: string }>();
+    const names = new Map<string, string>();
+    for (let i = 0; i < N; i += 8) {
+      const res = await register(vec(i));
+      const body = (await res.json()) as { client_id?: string; error?: string; error_description?: string };
+      if (res.status !== 201) {
+        // A refused name is refused in words, as RFC 7591 says.
+        expect(res.status, VECTORS[i]!.id).toBe(400);
+        expect(body.error, VECTORS[i]!.id).toBe('invalid_client_metadata');
+        continue;
+      }
+      const consent = await web.follow(authorize(body.client_id!));
+      expect(new URL(consent.url).pathname, VECTORS[i]!.id).toMatch(/^\/oauth\/consent\//);
+      served.set(`consent ${VECTORS[i]!.id}`, { status: consent.res.status, html: await consent.res.text() });
+      names.set(`consent ${VECTORS[i]!.id}`, vec(i));
+      if (i % 48 === 0) expect((await decideConsent(web, authorize(body.client_id!), 'approve')).searchParams.get('code'), VECTORS[i]!.id).toBeTruthy();
+    }
+    const apps = await web.request('/settings/apps');
+    served.set('apps', { status: apps.status, html: await apps.text() });
+    const shown = await checkServed(served, 200);
+    for (const [what, name] of names) expectShown(shown.get(what)!, [name], what);
+    expect(names.size).toBeGreaterThan(0);
+    expect(parser!.ran).toEqual([]);
+  }, 60_000);
 
   it('the checks see what they look for: a listing page with its name left unescaped, opened without CSP, fails them', async () => {
     await learnOwnMarkup();
