@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { pricingModelSchema, productTypeSchema, SLUG_MAX, SLUG_PATTERN } from '../../contract/schemas.ts';
 import { LISTING_LIMITS } from '../../contract/listing-limits.ts';
 import { sanitizeDescription } from './sanitize-description.ts';
+import { hasControlCharacters } from './maker-input.ts';
 
 /**
  * What an operator may write into the catalog: the lines of an import file. One schema per line
@@ -33,7 +34,9 @@ const text = (max: number) =>
     .string({ error: 'must be a string' })
     .trim()
     .min(1, { error: 'must not be empty' })
-    .max(max, { error: `must be at most ${max} characters` });
+    .max(max, { error: `must be at most ${max} characters` })
+    // As the makers' paths refuse them: nothing shows them, and a name goes into e-mail subjects.
+    .refine((v) => !hasControlCharacters(v), { error: 'must not contain control characters (other than tab and line breaks)' });
 
 const httpUrl = z
   .string({ error: 'must be a string' })
