@@ -7,16 +7,16 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Element } from 'domhandler';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { DESCRIPTION_ALLOWED_TAGS, DESCRIPTION_LINK_REL, DESCRIPTION_LINK_TARGET } from '../../src/catalog/listings/sanitize-description.ts';
-import { LISTING_LIMITS } from '../../src/contract/listing-limits.ts';
-import { hasControlCharacters } from '../../src/catalog/listings/maker-input.ts';
-import { describeInBrowser, screenshot } from '../helpers/browser.ts';
-import { parsePage } from '../helpers/html.ts';
-import { fillAndPost, startMakerSites, startMakerStack, type MakerSites } from '../helpers/maker-pages.ts';
-import { authorizationRequest, Browser as CookieBrowserClass, decideConsent, makerToken, pkcePair, type Browser as CookieBrowser } from '../helpers/oauth.ts';
-import { makerClient, runCatalog, tool, type Json } from '../helpers/review.ts';
-import type { TestStack } from '../helpers/stack.ts';
-import { projectPath } from '../../src/util/project-file.ts';
+import { DESCRIPTION_ALLOWED_TAGS, DESCRIPTION_LINK_REL, DESCRIPTION_LINK_TARGET } from '../../../src/catalog/listings/sanitize-description.ts';
+import { LISTING_LIMITS } from '../../../src/contract/listing-limits.ts';
+import { hasControlCharacters } from '../../../src/catalog/listings/maker-input.ts';
+import { describeInBrowser, screenshot } from '../../helpers/browser.ts';
+import { parsePage } from '../../helpers/html.ts';
+import { fillAndPost, startMakerSites, startMakerStack, type MakerSites } from '../../helpers/maker-pages.ts';
+import { authorizationRequest, Browser as CookieBrowserClass, decideConsent, makerToken, pkcePair, type Browser as CookieBrowser } from '../../helpers/oauth.ts';
+import { makerClient, runCatalog, tool, type Json } from '../../helpers/review.ts';
+import type { TestStack } from '../../helpers/stack.ts';
+import { projectPath } from '../../../src/util/project-file.ts';
 
 /**
  * Script injection, end to end: the attack strings of test/fixtures/xss-vectors.json (OWASP's
@@ -26,6 +26,8 @@ import { projectPath } from '../../src/util/project-file.ts';
  * ideal-for lines, FAQ, promo), the MCP maker tools (a maker's OAuth token, the MCP SDK client:
  * name, punchline, description, social, category, website) and the maker pages (the submission,
  * edit and premium-profile forms, posted with the page's own fields and CSRF token).
+ * (It runs the service in this process: what it shows does not depend on the Node.js version,
+ * so CI runs it once, not again with the end-to-end tests on Node.js 24 and 26.)
  *
  * Then every page that shows them: home, listing, category, a missing listing's page, the
  * maker's dashboard, submission form and edit pages, the admin's review queue and listing pages,
