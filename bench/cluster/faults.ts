@@ -188,22 +188,7 @@ function watchReadiness(cluster: Cluster, status: 200 | 503, everyMs = 100) {
 export async function databaseFreeze(cluster: Cluster, frozenMs: number, during?: () => Promise<void>): Promise<FreezeOutcome> {
   const pid = cluster.database.serverPid();
   if (pid === undefined) throw new Error('the cluster\'s PostgreSQL is not running');
-  const readiness = watchReadiness(cluster, 503);
-  const frozenAt = Date.now();
-  const frozen = freezeTree(pid);
-  let thawed: number;
-  let seen: { maxMs: number; allAt: number | undefined };
-  try {
-    try {
-      await during?.();
-      await new Promise((r) => setTimeout(r, Math.max(0, frozenAt + frozenMs - Date.now())));
-    } finally {
-      frozen.thaw();
-      thawed = Date.now();
-    }
-  } finally {
-    seen = await readiness.stop();
-  }
+  const { frozenAt, thawed, seen } = await freezeWatchingReadiness(cluster, pid, 503, frozenMs, during);
   await until('every API process ready again', 60_000, async () => ((await allReady(cluster, 200)) ? true : undefined));
   await until('one projector leading again', 60_000, async () => ((await cluster.leaderLocks().catch(() => 0)) === 1 ? true : undefined));
   return { recoveryMs: Date.now() - thawed, ...(seen.allAt !== undefined && { readyz503Ms: seen.allAt - frozenAt }), readyzMaxMs: seen.maxMs };
@@ -216,10 +201,17 @@ export async function databaseFreeze(cluster: Cluster, frozenMs: number, during?
 export async function redisFreeze(cluster: Cluster, frozenMs: number, during?: () => Promise<void>): Promise<FreezeOutcome> {
   const pid = cluster.redis.pid;
   if (pid === undefined) throw new Error('the cluster\'s redis-server is not running');
-  const readiness = watchReadiness(cluster, 200);
+  const { thawed, seen } = await freezeWatchingReadiness(cluster, pid, 200, frozenMs, during);
+  await until('shared budgets', 30_000, async () => ((await budgetsShared(cluster).catch(() => false)) ? true : undefined));
+  return { recoveryMs: Date.now() - thawed, readyzMaxMs: seen.maxMs };
+}
+
+/** Freezes a process tree for `frozenMs` while every API process's /readyz is watched for `status`; thaws it whatever happens. */
+async function freezeWatchingReadiness(cluster: Cluster, pid: number, status: 200 | 503, frozenMs: number, during?: () => Promise<void>) {
+  const readiness = watchReadiness(cluster, status);
   const frozenAt = Date.now();
   const frozen = freezeTree(pid);
-  let thawed: number;
+  let thawed = frozenAt;
   let seen: { maxMs: number; allAt: number | undefined };
   try {
     try {
@@ -232,8 +224,7 @@ export async function redisFreeze(cluster: Cluster, frozenMs: number, during?: (
   } finally {
     seen = await readiness.stop();
   }
-  await until('shared budgets', 30_000, async () => ((await budgetsShared(cluster).catch(() => false)) ? true : undefined));
-  return { recoveryMs: Date.now() - thawed, readyzMaxMs: seen.maxMs };
+  return { frozenAt, thawed, seen };
 }
 
 export { until };
