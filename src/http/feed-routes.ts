@@ -10,6 +10,7 @@ import { ifNoneMatchMatches, NO_STORE } from './caching.ts';
 import { keyChallenge, keyOfRequest } from './consumer-auth.ts';
 import { compressorFor, ndjsonStream, negotiateCoding } from './export-stream.ts';
 import { createHeldRequests, type HeldHolder } from './held-requests.ts';
+import type { Metrics } from './metrics.ts';
 
 /**
  * GET /export and GET /changes under /api/v1 (README: "Export and change feed"), registered
@@ -19,7 +20,7 @@ import { createHeldRequests, type HeldHolder } from './held-requests.ts';
  * poll counts once, when it arrives. Long polls and exports held open at once are capped per
  * address (per key for a keyed request) and in the process (held-requests.ts, docs/connections.md).
  */
-export function registerFeedRoutes(api: FastifyInstance, deps: { feed: ChangeFeed; config: Config; keys: KeyTable }): void {
+export function registerFeedRoutes(api: FastifyInstance, deps: { feed: ChangeFeed; config: Config; keys: KeyTable; metrics: Metrics }): void {
   const { feed } = deps;
   // A copy up to five minutes old is still exact once followed from its own cursor, so the
   // export may be kept as long as the spec lets an edge keep anything (and browsers alike);
@@ -29,6 +30,8 @@ export function registerFeedRoutes(api: FastifyInstance, deps: { feed: ChangeFee
   const keyedExportCacheControl = `private, max-age=${exportMaxAge}`;
   const longPolls = createHeldRequests('long polls', deps.config.connections.longPolls);
   const exports = createHeldRequests('exports', deps.config.connections.exports);
+  deps.metrics.watchHeld('long polls', longPolls);
+  deps.metrics.watchHeld('exports', exports);
   const holderOf = (request: FastifyRequest): HeldHolder => {
     const key = keyOfRequest(request);
     return key ? { kind: 'key', id: key.id } : { kind: 'address', id: request.ip };

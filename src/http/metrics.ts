@@ -1,6 +1,8 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ProjectionMirror } from '../read/projection-mirror.ts';
 import type { ReadService } from '../read/read-service.ts';
+import type { HeldKind } from '../contract/errors.ts';
+import type { HeldRequests } from './held-requests.ts';
 import type { Bucket, RateLimits } from './rate-limit.ts';
 import { RequestDurations } from './request-durations.ts';
 
@@ -20,6 +22,8 @@ export interface Metrics {
    * direct answer.
    */
   directObserver(labels: { method: string; route: string; status: number }): RequestObserver;
+  /** Shows the requests of one kind held open (long polls, exports), and those refused, in the metrics. */
+  watchHeld(kind: HeldKind, held: HeldRequests): void;
   /** The exposition text for /metrics. */
   render(): Promise<string>;
   readonly contentType: string;
@@ -172,9 +176,39 @@ export function createMetrics(sources: MetricsSources): Metrics {
     },
   });
 
+  // Requests held open (docs/connections.md): places taken now, and refusals since start, counted
+  // by held-requests.ts in plain numbers and added to the counter when it is read.
+  const held: { kind: string; requests: HeldRequests; counted: { holder: number; total: number } }[] = [];
+  new Gauge({
+    name: 'catalog_held_requests',
+    help: 'Requests held open now, by kind (long_poll: GET /api/v1/changes?wait=…; export: GET /api/v1/export being sent).',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+    collect() {
+      for (const h of held) this.set({ kind: h.kind }, h.requests.open);
+    },
+  });
+  new Counter({
+    name: 'catalog_held_requests_refused_total',
+    help: 'Requests to be held open refused, by kind and by the cap met (holder: an address or key at its cap, 429; process: the process full, 503).',
+    labelNames: ['kind', 'cap'] as const,
+    registers: [registry],
+    collect() {
+      for (const h of held) {
+        const { holder, total } = h.requests.refused;
+        this.inc({ kind: h.kind, cap: 'holder' }, holder - h.counted.holder);
+        this.inc({ kind: h.kind, cap: 'process' }, total - h.counted.total);
+        h.counted = { holder, total };
+      }
+    },
+  });
+
   return {
     registry,
     contentType: registry.contentType,
+    watchHeld(kind, requests) {
+      held.push({ kind: kind === 'long polls' ? 'long_poll' : 'export', requests, counted: { holder: 0, total: 0 } });
+    },
     observeRequest({ method, route, status }, seconds) {
       requests.inc({ method, route, status_code: String(status) });
       duration.observe({ method, route }, seconds);

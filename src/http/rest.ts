@@ -8,6 +8,7 @@ import { keyOfRequest, type ConsumerAuth } from './consumer-auth.ts';
 import { registerCors } from './cors.ts';
 import { METHOD_NOT_ALLOWED, notFoundRoute, sendError, requestPath } from './errors.ts';
 import { registerFeedRoutes } from './feed-routes.ts';
+import type { Metrics } from './metrics.ts';
 import { API_PREFIX, buildOpenApiDocument } from './openapi.ts';
 import type { RateLimits } from './rate-limit.ts';
 import { addRateLimitHook } from './rate-limit-hook.ts';
@@ -27,6 +28,8 @@ export interface RestDeps {
   feed: ChangeFeed;
   /** Consumer keys (docs/keys.md). */
   consumerAuth: ConsumerAuth;
+  /** The held long polls and exports are shown there. */
+  metrics: Metrics;
 }
 
 /** Paths of the scope that answer GET and HEAD only; other methods get a 405 naming them. */
@@ -110,7 +113,7 @@ export async function registerRest(app: FastifyInstance, deps: RestDeps): Promis
         send(request, reply, read.product(parseProductSlug({ slug: '' }))),
       );
 
-      registerFeedRoutes(api, { feed: deps.feed, config, keys: deps.consumerAuth.keys });
+      registerFeedRoutes(api, { feed: deps.feed, config, keys: deps.consumerAuth.keys, metrics: deps.metrics });
 
       api.get('/openapi.json', { config: { rateLimitBucket: 'other' } }, async (request, reply) =>
         send(request, reply, documentAnswer),

@@ -182,6 +182,13 @@ describe('slow clients, held long polls and running out of file descriptors', ()
       code: 'SERVICE_UNAVAILABLE',
       message: 'The service holds as many long polls open as it allows right now: retry in about 5 s (or poll without wait).',
     });
+    // What the operator sees: the polls held, and the refusals by the cap met.
+    const metrics = (await get(api.port, '/metrics')).body;
+    const value = (series: string) => Number(metrics.split('\n').find((l) => l.startsWith(`${series} `))?.split(' ')[1]);
+    expect(value('catalog_held_requests{kind="long_poll"}')).toBe(6);
+    expect(value('catalog_held_requests{kind="export"}')).toBe(0);
+    expect(value('catalog_held_requests_refused_total{kind="long_poll",cap="holder"}')).toBe(2);
+    expect(value('catalog_held_requests_refused_total{kind="long_poll",cap="process"}')).toBeGreaterThanOrEqual(2);
 
     // A client that goes away gives its place back: the address may wait again (answered after 1 s).
     polls[0]!.socket.destroy();

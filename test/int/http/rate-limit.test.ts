@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { registerErrorHandling } from '../../../src/http/errors.ts';
+import { createMetrics } from '../../../src/http/metrics.ts';
 import { createRateLimits, rateLimitHeaders } from '../../../src/http/rate-limit.ts';
 import { registerRest } from '../../../src/http/rest.ts';
 import { startTestStack, type TestStack } from '../../helpers/stack.ts';
@@ -156,7 +157,9 @@ test('the budget comes back when the window ends (a 2-second window stands in fo
   const rateLimits = createRateLimits({ searchPerMinute: 30, otherPerMinute: 60, windowSeconds: 2 });
   const short = Fastify();
   registerErrorHandling(short);
-  await registerRest(short, { config: stack.service.config, read: stack.service.read, feed: stack.service.feed, rateLimits, consumerAuth: stack.service.consumerAuth });
+  const { config, read, feed, mirror, consumerAuth } = stack.service;
+  const metrics = createMetrics({ read, rateLimits, mirror, lag: async () => ({ unprojectedRows: 0, oldestUnprojectedAgeSeconds: 0 }) });
+  await registerRest(short, { config, read, feed, rateLimits, consumerAuth, metrics });
   try {
     const ip = uniqueIp();
     const send = () => short.inject({ method: 'GET', url: '/api/v1/search', remoteAddress: ip });
