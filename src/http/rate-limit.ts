@@ -92,11 +92,16 @@ const WINDOW_SECONDS = 60;
 const KEPT_KEYS = 10_000;
 const REDIS_RETRY_MAX_MS = 1000;
 /**
- * After Redis failed to answer a budget's request (refused at once when disconnected, or past
- * commandTimeout when it froze), requests are decided in this process's memory for this long
- * before it is asked again: a frozen Redis costs one request a second its timeout, not every one.
+ * After Redis failed to answer budgets' requests twice in a row (refused at once when
+ * disconnected, or past commandTimeout when it froze), requests are decided in this process's
+ * memory for this long before it is asked again: a frozen Redis costs one request a second its
+ * timeout, not every one. Twice means at least REDIS_FAILURES_APART_MS and at most 5 s apart,
+ * with no answer between: one stall of this process's event loop (a long garbage collection)
+ * fails every command then waiting at once while Redis did answer, and the next request finds
+ * it answering.
  */
 const REDIS_AWAY_MS = 1000;
+const REDIS_FAILURES_APART_MS = 100;
 export const DEFAULT_PAGES_PER_MINUTE = 300;
 export const DEFAULT_EXPORT_PER_MINUTE = 6;
 export const DEFAULT_CHANGES_PER_MINUTE = 120;
@@ -160,6 +165,14 @@ export function createRateLimits(opts: RateLimitOptions): RateLimits {
   const usage = createMemoryUsage(now);
   /** Until when requests are decided in memory without asking Redis, after it failed to answer. */
   let redisAwayUntil = 0;
+  /** When Redis last failed to answer, with no answer since (0: it answered last). */
+  let redisFailedAt = 0;
+  const redisFailed = () => {
+    const now = Date.now();
+    const since = now - redisFailedAt;
+    if (redisFailedAt > 0 && since >= REDIS_FAILURES_APART_MS && since < 5_000) redisAwayUntil = now + REDIS_AWAY_MS;
+    if (redisFailedAt === 0 || since >= REDIS_FAILURES_APART_MS) redisFailedAt = now;
+  };
 
   const decide = (bucket: Bucket, limit: number, count: number, msBeforeNext: number): RateDecision => {
     const resetSeconds = Math.max(1, Math.ceil(msBeforeNext / 1000));
@@ -232,10 +245,13 @@ export function createRateLimits(opts: RateLimitOptions): RateLimits {
       if (Date.now() < redisAwayUntil) return inMemory(bucket, ip, owner);
       // A promise chain rather than an async function: this runs on every counted request.
       const decided = shared.decide(key, limit).then(
-        (d) => fromLease(bucket, limit, d),
+        (d) => {
+          redisFailedAt = 0;
+          return fromLease(bucket, limit, d);
+        },
         // Redis away: this process's own budget, as insurance, until it is back.
         () => {
-          redisAwayUntil = Date.now() + REDIS_AWAY_MS;
+          redisFailed();
           return undefined;
         },
       );
