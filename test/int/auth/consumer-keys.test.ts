@@ -286,6 +286,9 @@ describe('the table each API process holds', () => {
     const live = await createKey(db.pool, { name: 'table-live', limits: { search: 40 } });
     const old = await createKey(db.pool, { name: 'table-expired', expiresOn: yesterday() });
     expect(await until(() => table.check(`Bearer ${live.key}`).ok, 2000)).toBe(true);
+    // Each key's creation is its own notification: the reload the first one started may have
+    // read the table before the second key was committed, so wait for the table to know both.
+    expect(await until(() => refusedAs(table.check(`Bearer ${old.key}`)) !== 'unknown', 2000)).toBe(true);
     const check = table.check(`Bearer ${live.key}`);
     expect(check.ok && check.key.name).toBe('table-live');
     expect(check.ok && check.key.limits).toEqual({ ...DEFAULT_KEY_LIMITS, search: 40 });
