@@ -48,19 +48,25 @@ export function catalogDifferences(before: readonly PublicEntry[], after: readon
   return [...deletes.sort(bySlug), ...upserts.sort(bySlug)];
 }
 
-/** Appends changes to the log at the next positions. Returns the log's new head. */
+/**
+ * Appends changes to the log at the next positions. Returns the log's new head. An upsert's
+ * document is taken from projection.products, where this transaction has just written it (the
+ * change says what the slug now is): sent again, every document would cross the connection
+ * twice.
+ */
 export async function recordChanges(db: Queryable, changes: readonly CatalogChange[]): Promise<number | undefined> {
   if (changes.length === 0) return undefined;
   const { rows } = await db.query<{ head: number }>(
     `WITH head AS (
-       UPDATE projection.state SET change_position = change_position + $4 RETURNING change_position
+       UPDATE projection.state SET change_position = change_position + $3 RETURNING change_position
      ), added AS (
        INSERT INTO projection.changes (position, op, slug, doc)
-       SELECT head.change_position - $4 + c.ord, c.op, c.slug, c.doc
-         FROM head, unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS c(op, slug, doc, ord)
+       SELECT head.change_position - $3 + c.ord, c.op, c.slug, p.doc
+         FROM head CROSS JOIN unnest($1::text[], $2::text[]) WITH ORDINALITY AS c(op, slug, ord)
+         LEFT JOIN projection.products p ON c.op = 'upsert' AND p.slug = c.slug
      )
      SELECT change_position AS head FROM head`,
-    [changes.map((c) => c.op), changes.map((c) => c.slug), changes.map((c) => c.doc), changes.length],
+    [changes.map((c) => c.op), changes.map((c) => c.slug), changes.length],
   );
   return rows[0]?.head;
 }
