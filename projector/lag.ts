@@ -1,6 +1,6 @@
 import type { Pool } from '../src/db/pool.ts';
 import type { Queryable } from './listing-source.ts';
-import { OUTBOX_HORIZON } from './outbox-reader.ts';
+import { bulkTransaction, INTERACTIVE_HORIZON } from './outbox-reader.ts';
 
 export interface ProjectionLag {
   /** Outbox rows not yet reflected in what reads show (projection and search index). */
@@ -38,7 +38,8 @@ export interface BlockingTransaction {
 
 /**
  * The oldest transaction of this database still running, when it keeps committed outbox rows
- * from being read (they sort after it) and has run for longer than `minAgeSeconds`.
+ * from being read (they sort after it) and has run for longer than `minAgeSeconds`. A bulk
+ * transaction (an import) is not one: it holds back only the main lane, never an edit.
  */
 export async function blockingTransaction(db: Queryable, minAgeSeconds: number): Promise<BlockingTransaction | undefined> {
   const { rows } = await db.query<BlockingTransaction>(
@@ -49,9 +50,10 @@ export async function blockingTransaction(db: Queryable, minAgeSeconds: number):
         AND a.datname = current_database()
         AND a.backend_type <> 'autovacuum worker'
         AND a.xact_start < now() - make_interval(secs => $1)
+        AND NOT ${bulkTransaction('a')}
         -- The first such row in the index's order: an EXISTS would be planned as a scan of
         -- every row the outbox keeps (a day's, a million after a large import).
-        AND (SELECT o.txid FROM catalog.outbox o WHERE o.txid >= ${OUTBOX_HORIZON} ORDER BY o.txid LIMIT 1) IS NOT NULL
+        AND (SELECT o.txid FROM catalog.outbox o WHERE o.txid >= ${INTERACTIVE_HORIZON} ORDER BY o.txid LIMIT 1) IS NOT NULL
       ORDER BY age(a.backend_xid) DESC
       LIMIT 1`,
     [minAgeSeconds],

@@ -1,3 +1,4 @@
+import { BULK_WRITE_LOCK } from '../src/db/locks.ts';
 import type { Queryable } from './listing-source.ts';
 
 /** A position in the outbox: rows are read in (txid, seq) order. txid is an xid8, kept as text. */
@@ -9,7 +10,25 @@ export interface OutboxPosition {
 export interface OutboxRow extends OutboxPosition {
   listing_id: string | null;
   category_slug: string | null;
+  /** Written by a bulk transaction (an import): only the main lane projects it. */
+  bulk: boolean;
 }
+
+/**
+ * The smallest transaction id that may still add outbox rows, leaving out running transactions
+ * for which `excluded` (a condition on pg_stat_activity `a`) holds.
+ */
+function horizon(excluded: string): string {
+  return `(SELECT COALESCE(
+    (SELECT min(x) FROM pg_snapshot_xip(snap.s) AS x
+      WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity a
+                         WHERE a.backend_xid = xid(x) AND (${excluded}))),
+    pg_snapshot_xmax(snap.s))
+  FROM (SELECT pg_current_snapshot() AS s) snap)`;
+}
+
+/** Running transactions that cannot write this database's outbox. */
+const ELSEWHERE = `a.datname IS DISTINCT FROM current_database() OR a.backend_type = 'autovacuum worker'`;
 
 /**
  * The outbox horizon: the smallest transaction id that may still add outbox rows to this
@@ -20,13 +39,25 @@ export interface OutboxRow extends OutboxPosition {
  * projection. An in-progress transaction we cannot place counts, so the bound errs on the side
  * of waiting. Every outbox row below it is committed (and visible) or rolled back.
  */
-export const OUTBOX_HORIZON = `(SELECT COALESCE(
-    (SELECT min(x) FROM pg_snapshot_xip(snap.s) AS x
-      WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity a
-                         WHERE a.backend_xid = xid(x)
-                           AND (a.datname IS DISTINCT FROM current_database() OR a.backend_type = 'autovacuum worker'))),
-    pg_snapshot_xmax(snap.s))
-  FROM (SELECT pg_current_snapshot() AS s) snap)`;
+export const OUTBOX_HORIZON = horizon(ELSEWHERE);
+
+/**
+ * The horizon of the interactive lane: OUTBOX_HORIZON, also leaving out bulk transactions, those
+ * holding BULK_WRITE_LOCK (in pg_locks, a bigint advisory key is classid = its high 32 bits,
+ * objid = its low 32 bits, objsubid = 1). What a bulk transaction writes is bulk, read by the
+ * main lane only, so the interactive lane has nothing to wait for from it. A transaction that
+ * took the lock after its first write is still counted until then: waiting errs safe.
+ */
+export const INTERACTIVE_HORIZON = horizon(`${ELSEWHERE} OR ${bulkTransaction('a')}`);
+
+/** Whether the backend of pg_stat_activity row `a` is in a bulk transaction (holds BULK_WRITE_LOCK). */
+export function bulkTransaction(a: string): string {
+  return `EXISTS (
+      SELECT 1 FROM pg_locks l
+       WHERE l.pid = ${a}.pid AND l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+         AND l.classid = ${Math.floor(BULK_WRITE_LOCK / 2 ** 32)} AND l.objid = ${BULK_WRITE_LOCK % 2 ** 32}
+         AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))`;
+}
 
 /**
  * A lateral subquery for `FROM projection.checkpoints c CROSS JOIN LATERAL (…)`: the first
@@ -70,7 +101,7 @@ export async function readCommittedOutbox(
     bound = 'AND (o.txid, o.seq) <= ($4::xid8, $5::bigint)';
   }
   const { rows } = await db.query<OutboxRow>(
-    `SELECT o.txid::text AS txid, o.seq, o.listing_id, o.category_slug
+    `SELECT o.txid::text AS txid, o.seq, o.listing_id, o.category_slug, o.bulk
        FROM catalog.outbox o
       WHERE (o.txid, o.seq) > ($1::xid8, $2::bigint)
         AND o.txid < ${OUTBOX_HORIZON}
@@ -78,6 +109,26 @@ export async function readCommittedOutbox(
       ORDER BY o.txid, o.seq
       LIMIT $3`,
     params,
+  );
+  return rows;
+}
+
+/**
+ * The interactive lane's read: committed outbox rows after `after` that are not bulk, in
+ * (txid, seq) order, below INTERACTIVE_HORIZON (so a running import holds none of them back).
+ * Read through the partial index of rows that are not bulk: after an import of a million
+ * listings, the few edits among them are found without reading the rest.
+ */
+export async function readInteractiveOutbox(db: Queryable, after: OutboxPosition, limit: number): Promise<OutboxRow[]> {
+  const { rows } = await db.query<OutboxRow>(
+    `SELECT o.txid::text AS txid, o.seq, o.listing_id, o.category_slug, o.bulk
+       FROM catalog.outbox o
+      WHERE NOT o.bulk
+        AND (o.txid, o.seq) > ($1::xid8, $2::bigint)
+        AND o.txid < ${INTERACTIVE_HORIZON}
+      ORDER BY o.txid, o.seq
+      LIMIT $3`,
+    [after.txid, after.seq, limit],
   );
   return rows;
 }

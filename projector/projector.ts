@@ -7,13 +7,13 @@ import { createLeadership } from '../src/db/leadership.ts';
 import { createOutboxListener } from './listener.ts';
 import { PROJECTION_WRITE_LOCK } from '../src/db/locks.ts';
 import { silentLog, type ProjectorLog } from '../src/util/log.ts';
-import { firstOutboxRowAfterCheckpoint, OUTBOX_HORIZON, readCheckpoint, readCommittedOutbox, writeCheckpoint } from './outbox-reader.ts';
+import { comparePositions, firstOutboxRowAfterCheckpoint, OUTBOX_HORIZON, readCheckpoint, readCommittedOutbox, readInteractiveOutbox, writeCheckpoint, type OutboxPosition, type OutboxRow } from './outbox-reader.ts';
 import { utcDate } from './product-document.ts';
 import { projectListings } from './project-listings.ts';
 import { lapsedPromoIds, msUntilNextUtcMidnight } from './promo-lapse.ts';
 import { pruneOutbox, pruneRemoved } from './prune.ts';
 import { rebuildProjection, rebuildSearchIndex } from './reindex.ts';
-import { syncSearchBatch } from './search-sync.ts';
+import { syncSearchBatch, syncSearchListings } from './search-sync.ts';
 import { createSnapshotWriter } from './snapshots.ts';
 
 export interface ProjectorOptions {
@@ -28,7 +28,10 @@ export interface ProjectorOptions {
   keepRecordedSiteUrl?: boolean;
   /** The external search index (Meilisearch); undefined in embedded mode. */
   searchIndex?: SearchIndex;
+  /** Outbox rows per batch of the interactive lane, promo lapses and the external index's feed. */
   batchSize?: number;
+  /** Outbox rows per batch of the main lane, which carries bulk imports (default 1,000). */
+  bulkBatchSize?: number;
   pollMs?: number;
   log?: ProjectorLog;
   /** The clock (promo lapses); tests move it. */
@@ -72,6 +75,7 @@ const CHANGE_PRUNE_BATCHES = 20;
 export function createProjector(opts: ProjectorOptions): Projector {
   const log = opts.log ?? silentLog;
   const batchSize = opts.batchSize ?? 500;
+  const bulkBatchSize = opts.bulkBatchSize ?? Math.max(batchSize, 1000);
   const pollMs = opts.pollMs ?? 1000;
   const now = opts.now ?? (() => new Date());
   const searchIndex = opts.searchIndex;
@@ -90,11 +94,18 @@ export function createProjector(opts: ProjectorOptions): Projector {
   let heldBackTimer: NodeJS.Timeout | undefined;
   let heldBackDelay = 0;
   let catchingUp = false;
+  /**
+   * How far the interactive lane has projected: every outbox row that is not bulk, up to this
+   * position, was projected after its transaction committed. Held in memory by the leader; a new
+   * leader starts from the main checkpoint (re-projecting a listing is harmless).
+   */
+  let interactive: OutboxPosition | undefined;
 
   const leadership = createLeadership(opts.connectionString, {
     log,
     onLost: () => {
       siteChecked = false;
+      interactive = undefined;
     },
   });
   const listener = createOutboxListener(opts.connectionString, { onWake: () => wake(), log });
@@ -127,15 +138,21 @@ export function createProjector(opts: ProjectorOptions): Projector {
     }
   }
 
-  /** One batch of the outbox, projected and checkpointed in one transaction. Returns rows read. */
+  /**
+   * The main lane: one batch of the outbox in (txid, seq) order, projected and checkpointed in
+   * one transaction, whatever the rows (bulk or not). Rows of the interactive lane already
+   * projected (not bulk, at or before its position) are passed over: each was projected after
+   * its commit, from the listing's state then, and any later change has a row of its own.
+   * Returns rows read.
+   */
   async function projectOutboxBatch(): Promise<number> {
     const n = await inWriteTransaction(async (client) => {
       const from = await readCheckpoint(client, 'projection');
-      const rows = await readCommittedOutbox(client, from, batchSize);
+      const rows = await readCommittedOutbox(client, from, bulkBatchSize);
       if (rows.length === 0) return undefined;
-      const listingIds = [...new Set(rows.flatMap((r) => (r.listing_id ? [r.listing_id] : [])))];
-      const categorySlugs = [...new Set(rows.flatMap((r) => (r.category_slug ? [r.category_slug] : [])))];
-      await projectListings(client, { listingIds, categorySlugs, siteUrl, today: utcDate(now()), log });
+      const done = interactive;
+      const pending = done ? rows.filter((r) => r.bulk || comparePositions(r, done) > 0) : rows;
+      if (pending.length > 0) await projectRows(client, pending);
       const last = rows[rows.length - 1]!;
       await writeCheckpoint(client, 'projection', last);
       // Without an external index, API processes feed their embedded engines from the projection.
@@ -143,6 +160,40 @@ export function createProjector(opts: ProjectorOptions): Projector {
       return rows.length;
     });
     return n ?? 0;
+  }
+
+  async function projectRows(client: PoolClient, rows: readonly OutboxRow[]): Promise<string[]> {
+    const listingIds = [...new Set(rows.flatMap((r) => (r.listing_id ? [r.listing_id] : [])))];
+    const categorySlugs = [...new Set(rows.flatMap((r) => (r.category_slug ? [r.category_slug] : [])))];
+    await projectListings(client, { listingIds, categorySlugs, siteUrl, today: utcDate(now()), log });
+    return listingIds;
+  }
+
+  /**
+   * The interactive lane: one batch of the outbox rows that are not bulk, after its position
+   * (and the main checkpoint), below a horizon that a running import does not hold back;
+   * projected in one transaction. Moves only the lane's own position: the main lane passes over
+   * these rows later. With an external index, the listings are sent to it at once too.
+   * Returns rows read.
+   */
+  async function projectInteractiveBatch(): Promise<number> {
+    const result = await inWriteTransaction(async (client) => {
+      const main = await readCheckpoint(client, 'projection');
+      const from = interactive && comparePositions(interactive, main) > 0 ? interactive : main;
+      const rows = await readInteractiveOutbox(client, from, batchSize);
+      if (rows.length === 0) return undefined;
+      const ids = await projectRows(client, rows);
+      return { rows: rows.length, last: rows[rows.length - 1]!, ids };
+    });
+    if (!result) return 0;
+    interactive = result.last;
+    if (searchIndex && result.ids.length > 0) await syncSearchListings(db(), searchIndex, result.ids);
+    return result.rows;
+  }
+
+  /** Runs the interactive lane until it has nothing more. */
+  async function drainInteractive(): Promise<void> {
+    while (!stopping && leadership.isLeader && (await projectInteractiveBatch()) >= batchSize);
   }
 
   /** Re-projects products whose shown promo lapsed. Returns how many. */
@@ -251,12 +302,17 @@ export function createProjector(opts: ProjectorOptions): Projector {
   async function pumpOnce(): Promise<void> {
     if (!siteChecked) await checkSiteUrl();
     let projected = 0;
+    // The lanes take turns: between two batches of a backlog (an import), whatever makers and
+    // reviewers committed meanwhile goes first.
     for (;;) {
+      if (stopping || !leadership.isLeader) return;
+      await drainInteractive();
       if (stopping || !leadership.isLeader) return;
       const n = await projectOutboxBatch();
       projected += n;
-      if (n < batchSize) break;
+      if (n < bulkBatchSize) break;
     }
+    await drainInteractive();
     if (stopping || !leadership.isLeader) return;
     await retrySoonIfHeldBack();
     while (!stopping && leadership.isLeader && (await lapsePromos()) >= batchSize);
@@ -267,7 +323,7 @@ export function createProjector(opts: ProjectorOptions): Projector {
         if (n < batchSize) break;
       }
     }
-    if (projected >= batchSize) log.info({ outboxRows: projected }, 'projected a backlog of outbox rows');
+    if (projected >= bulkBatchSize) log.info({ outboxRows: projected }, 'projected a backlog of outbox rows');
     if (stopping || !leadership.isLeader) return;
     await housekeeping();
     if (!stopping && leadership.isLeader) snapshots.maybeWrite();

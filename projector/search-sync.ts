@@ -10,6 +10,15 @@ async function loadSearchDocuments(db: Queryable, ids: readonly string[]): Promi
   return rows.map(searchDocumentOf);
 }
 
+/** Sends listings to the index as the projection holds them: upserted when there, else removed. */
+async function sendListings(db: Queryable, index: SearchIndex, ids: readonly string[]): Promise<void> {
+  const docs = ids.length ? await loadSearchDocuments(db, ids) : [];
+  const present = new Set(docs.map((d) => d.id));
+  const absent = ids.filter((id) => !present.has(id));
+  if (docs.length) await index.upsert(docs);
+  if (absent.length) await index.remove(absent);
+}
+
 /**
  * Feeds the external search index one batch of what the projection already committed: the
  * outbox rows between the 'search' and the 'projection' checkpoints name the listings; each is
@@ -38,15 +47,32 @@ export async function syncSearchBatch(pool: Pool, index: SearchIndex, batchSize:
       await client.query('ROLLBACK');
       return 0;
     }
-    const ids = [...new Set(rows.flatMap((r) => (r.listing_id ? [r.listing_id] : [])))];
-    const docs = ids.length ? await loadSearchDocuments(client, ids) : [];
-    const present = new Set(docs.map((d) => d.id));
-    const absent = ids.filter((id) => !present.has(id));
-    if (docs.length) await index.upsert(docs);
-    if (absent.length) await index.remove(absent);
+    await sendListings(client, index, [...new Set(rows.flatMap((r) => (r.listing_id ? [r.listing_id] : [])))]);
     await writeCheckpoint(client, 'search', rows[rows.length - 1]!);
     await client.query('COMMIT');
     return rows.length;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+/**
+ * Sends the given listings to the external index as the projection now holds them (upserted, or
+ * removed when absent), for the interactive lane: its rows wait for the main lane's checkpoint
+ * before syncSearchBatch reaches them, which an import may hold back for a while. Idempotent,
+ * like that feed, which sends them again later. Skipped while a reindex holds the index (the
+ * feed brings them then).
+ */
+export async function syncSearchListings(pool: Pool, index: SearchIndex, ids: readonly string[]): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const { rows: locked } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS ok', [SEARCH_WRITE_LOCK]);
+    if (locked[0]?.ok) await sendListings(client, index, ids);
+    await client.query('COMMIT');
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw err;

@@ -29,6 +29,13 @@ export const SEARCH_WRITE_LOCK = 7_430_012;
 export const BADGE_RECHECK_LEADER_LOCK = 7_430_013;
 
 /**
+ * Held (transaction-level, shared) by a bulk transaction (an import) from before its first write
+ * to its end, with the setting catalog.bulk on (migration 013). The projector's interactive lane
+ * leaves the holders out of its horizon: what they write is bulk, projected by the main lane.
+ */
+export const BULK_WRITE_LOCK = 7_430_014;
+
+/**
  * The class of refresh tokens' locks (two-key form: this class, then 32 bits of the token's
  * hash), held while a refresh is exchanged (src/auth/refresh-replay.ts). Two different tokens
  * sharing those bits only wait for each other briefly.

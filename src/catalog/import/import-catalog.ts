@@ -1,5 +1,6 @@
 import type { Pool, PoolClient } from '../../db/pool.ts';
 import { parseCatalogLine, type CategoryLine, type LineError, type ListingLine } from '../listings/listing-input.ts';
+import { markBulkTransaction } from './bulk-transaction.ts';
 import { ensureLabelsAndTags, ensureMakers, findListings, upsertCategories, upsertListings } from './write-listings.ts';
 
 /**
@@ -66,6 +67,8 @@ export async function importCatalog(
   try {
     await client.query('BEGIN');
     open = true;
+    // An import is bulk: edits committed while it runs are projected without waiting for it.
+    await markBulkTransaction(client);
     const state: ImportState = {
       client,
       errors,
