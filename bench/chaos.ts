@@ -8,6 +8,7 @@
  * (see the README section "Running several processes" for every field).
  */
 import { randomBytes } from 'node:crypto';
+import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { prepareCatalog, type PreparedCatalog } from './cluster/catalog-fixture.ts';
 import { checkLedger, checkProjection, percentile, untilVisibleEverywhere } from './cluster/checks.ts';
@@ -15,7 +16,9 @@ import { callTool, randomAddress, rawToolCall } from './cluster/clients.ts';
 import { startCluster, type Cluster } from './cluster/cluster.ts';
 import { startClusterDatabase } from './cluster/database.ts';
 import { databaseFreeze, databaseRestart, killAndRestartApi, killLeadingProjector, redisFreeze, redisOutage, watchLeaderLocks, type FreezeOutcome } from './cluster/faults.ts';
+import { addDelivery, bucketQuantileMs, deliveryBetween, deliveryCount, scrapeDelivery, type DeliveryScrape } from './cluster/delivery.ts';
 import { startMakerSites } from './cluster/maker-sites.ts';
+import { machineBusyTicks, TICKS } from './proc-stat.ts';
 import { hasRedisServer, startRedisServer } from './cluster/redis-server.ts';
 import { closeAgents, makerAgents, newLedger, runMakerWorkload, type MakerAgent } from './cluster/workload.ts';
 import { stopChildrenOnSignals } from './processes.ts';
@@ -191,6 +194,9 @@ async function main(): Promise<number> {
     const reads = readers(c);
     const probe = stalenessProbe(c, probeAgent, probeSlug);
     const ledger = newLedger();
+    // The API processes' own timings, scraped around each fault: [begin, fault, recovered, …, end].
+    const scrapes: DeliveryScrape[] = [await scrapeDelivery(c)];
+    const busyBefore = machineBusyTicks();
     const begin = Date.now();
     const end = begin + opts.duration * 1000;
     const writes = runMakerWorkload({ cluster: c, agents, categories: catalog.categories, until: () => Date.now() >= end, ledger, run, attempts: 80 });
@@ -264,13 +270,17 @@ async function main(): Promise<number> {
       if (Date.now() + fault.needs * 1000 > end) break;
       const when = at();
       say(`chaos: ${when} s: ${fault.name}`);
+      scrapes.push(await scrapeDelivery(c));
       const from = Date.now();
       const result = await fault.inject();
       windows.push({ from, to: Date.now() });
+      scrapes.push(await scrapeDelivery(c));
       faults.push({ name: fault.name, at_s: when, ...result });
       say(`chaos: ${at()} s: recovered from ${fault.name} in ${result.recovery_ms} ms`);
     }
     await writes;
+    scrapes.push(await scrapeDelivery(c));
+    const busyShare = busyBefore === undefined ? undefined : (machineBusyTicks()! - busyBefore) / TICKS / ((Date.now() - begin) / 1000) / os.cpus().length;
     await probe.stop();
     await reads.stop();
     await locks.stop();
@@ -282,6 +292,10 @@ async function main(): Promise<number> {
 
     const all = probe.samples.map((x) => x.ms);
     const between = probe.samples.filter((x) => !windows.some((w) => x.at <= w.to && x.at + x.ms >= w.from)).map((x) => x.ms);
+    // Between faults: from each recovery (or the start) to the next fault (or the end).
+    let quiet = deliveryBetween(new Map(), new Map());
+    for (let i = 0; i + 1 < scrapes.length; i += 2) quiet = addDelivery(quiet, deliveryBetween(scrapes[i]!, scrapes[i + 1]!));
+    const stage = (s: 'projected' | 'applied') => ({ p50_ms_at_most: bucketQuantileMs(quiet[s], 0.5), p99_ms_at_most: bucketQuantileMs(quiet[s], 0.99), versions: deliveryCount(quiet[s]) });
     const result = {
       duration_s: opts.duration,
       api_processes: opts.apis,
@@ -296,6 +310,11 @@ async function main(): Promise<number> {
       // The changes made and shown while no fault was under way.
       staleness_between_faults_p99_ms: Math.round(percentile(between, 99)),
       staleness_between_faults_samples: between.length,
+      // The processes' own account between faults (catalog_projection_delivery_seconds, bucket bounds):
+      // commit → the projector committed it, then → each API process applied it.
+      delivery_between_faults: { projected: stage('projected'), applied: stage('applied') },
+      // How busy the machine's cores were over the run (1 = every core all the time).
+      machine_cpu_busy_share: busyShare === undefined ? null : Math.round(busyShare * 100) / 100,
       faults,
       writes: {
         attempted: ledger.answers.sent,

@@ -13,3 +13,11 @@ ALTER TABLE catalog.outbox
   ADD COLUMN bulk boolean NOT NULL DEFAULT (current_setting('catalog.bulk', true) IS NOT DISTINCT FROM 'on');
 
 CREATE INDEX outbox_interactive_idx ON catalog.outbox (txid, seq) WHERE NOT bulk;
+
+-- When the projection's latest version was committed, and when the oldest write-model change it
+-- carries was (its outbox row's created_at): API processes time each change they apply from
+-- them (catalog_projection_delivery_seconds in /metrics). NULL for versions that carry no
+-- write-model change (a promo lapse, a rebuild).
+ALTER TABLE projection.state
+  ADD COLUMN committed_at timestamptz,
+  ADD COLUMN oldest_change_at timestamptz;

@@ -12,6 +12,8 @@ export interface OutboxRow extends OutboxPosition {
   category_slug: string | null;
   /** Written by a bulk transaction (an import): only the main lane projects it. */
   bulk: boolean;
+  /** When the row was written (in its transaction, just before it committed). */
+  created_at: Date;
 }
 
 /**
@@ -101,7 +103,7 @@ export async function readCommittedOutbox(
     bound = 'AND (o.txid, o.seq) <= ($4::xid8, $5::bigint)';
   }
   const { rows } = await db.query<OutboxRow>(
-    `SELECT o.txid::text AS txid, o.seq, o.listing_id, o.category_slug, o.bulk
+    `SELECT o.txid::text AS txid, o.seq, o.listing_id, o.category_slug, o.bulk, o.created_at
        FROM catalog.outbox o
       WHERE (o.txid, o.seq) > ($1::xid8, $2::bigint)
         AND o.txid < ${OUTBOX_HORIZON}
@@ -121,7 +123,7 @@ export async function readCommittedOutbox(
  */
 export async function readInteractiveOutbox(db: Queryable, after: OutboxPosition, limit: number): Promise<OutboxRow[]> {
   const { rows } = await db.query<OutboxRow>(
-    `SELECT o.txid::text AS txid, o.seq, o.listing_id, o.category_slug, o.bulk
+    `SELECT o.txid::text AS txid, o.seq, o.listing_id, o.category_slug, o.bulk, o.created_at
        FROM catalog.outbox o
       WHERE NOT o.bulk
         AND (o.txid, o.seq) > ($1::xid8, $2::bigint)

@@ -12,6 +12,8 @@ export interface ProjectListingsInput {
   siteUrl: string;
   /** yyyy-mm-dd, UTC. */
   today: string;
+  /** When the oldest write-model change this projects was made (its outbox row), if any. */
+  oldestChangeAt?: Date;
   log: ProjectorLog;
 }
 
@@ -92,6 +94,6 @@ export async function projectListings(db: Queryable, input: ProjectListingsInput
     input.siteUrl,
     version,
   );
-  await notifyProjectionChanged(db, version);
+  await notifyProjectionChanged(db, version, input.oldestChangeAt);
   return { version, live, gone };
 }

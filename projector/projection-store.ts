@@ -16,9 +16,17 @@ export async function nextVersion(db: Queryable, siteUrl?: string): Promise<numb
   return rows[0]!.version;
 }
 
-/** Tells API processes a new version is committed (delivered at COMMIT, dropped on rollback). */
-export async function notifyProjectionChanged(db: Queryable, version: number): Promise<void> {
-  await db.query('SELECT pg_notify($1, $2)', ['projection_changed', String(version)]);
+/**
+ * Tells API processes a new version is committed (delivered at COMMIT, dropped on rollback), and
+ * records when, with the time the oldest write-model change it carries was made (undefined for
+ * a version that carries none): the processes time their delivery from them.
+ */
+export async function notifyProjectionChanged(db: Queryable, version: number, oldestChangeAt?: Date): Promise<void> {
+  await db.query(
+    `WITH stamped AS (UPDATE projection.state SET committed_at = clock_timestamp(), oldest_change_at = $3 RETURNING 1)
+     SELECT pg_notify($1, $2) FROM stamped`,
+    ['projection_changed', String(version), oldestChangeAt ?? null],
+  );
 }
 
 /**

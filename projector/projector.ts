@@ -65,6 +65,8 @@ export interface Projector {
 
 /** How long an open transaction may hold the projector back before a warning names it. */
 const BLOCKED_WARN_SECONDS = 5;
+/** The longest wait before looking again at committed rows an open transaction holds back. */
+const HELD_BACK_MAX_MS = 100;
 const BLOCKED_CHECK_MS = 5_000;
 const PRUNE_EVERY_MS = 10 * 60_000;
 const VERIFY_LEADERSHIP_MS = 10_000;
@@ -165,7 +167,8 @@ export function createProjector(opts: ProjectorOptions): Projector {
   async function projectRows(client: PoolClient, rows: readonly OutboxRow[]): Promise<string[]> {
     const listingIds = [...new Set(rows.flatMap((r) => (r.listing_id ? [r.listing_id] : [])))];
     const categorySlugs = [...new Set(rows.flatMap((r) => (r.category_slug ? [r.category_slug] : [])))];
-    await projectListings(client, { listingIds, categorySlugs, siteUrl, today: utcDate(now()), log });
+    const oldestChangeAt = rows.reduce((oldest, r) => (r.created_at < oldest ? r.created_at : oldest), rows[0]!.created_at);
+    await projectListings(client, { listingIds, categorySlugs, siteUrl, today: utcDate(now()), log, oldestChangeAt });
     return listingIds;
   }
 
@@ -243,8 +246,10 @@ export function createProjector(opts: ProjectorOptions): Projector {
 
   /**
    * Committed rows that sort after a transaction still running (a writer, or a server task such
-   * as autovacuum's ANALYZE, which sends no NOTIFY) wait for it to end. Look again shortly, backing
-   * off towards the poll interval, rather than leave them for the next poll.
+   * as autovacuum's ANALYZE, or any transaction that writes no listing, neither of which sends a
+   * NOTIFY) wait for it to end. Look again shortly, backing off to every 100 ms at most, rather
+   * than leave them for the next poll: under a steady stream of writes some transaction is nearly
+   * always open, and a wait of up to a second showed as the slowest changes in `npm run chaos`.
    */
   async function retrySoonIfHeldBack(): Promise<void> {
     const { rows } = await db().query<{ held: boolean }>(
@@ -255,7 +260,7 @@ export function createProjector(opts: ProjectorOptions): Projector {
       heldBackDelay = 0;
       return;
     }
-    heldBackDelay = Math.min(pollMs, heldBackDelay ? heldBackDelay * 2 : 10);
+    heldBackDelay = Math.min(pollMs, HELD_BACK_MAX_MS, heldBackDelay ? heldBackDelay * 2 : 10);
     if (heldBackTimer || stopping) return;
     heldBackTimer = setTimeout(() => {
       heldBackTimer = undefined;

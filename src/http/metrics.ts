@@ -1,4 +1,4 @@
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ProjectionMirror } from '../read/projection-mirror.ts';
 import type { ReadService } from '../read/read-service.ts';
 import type { HeldKind } from '../contract/errors.ts';
@@ -137,6 +137,20 @@ export function createMetrics(sources: MetricsSources): Metrics {
     collect() {
       this.set(mirror.size);
     },
+  });
+  const delivery = new Histogram({
+    name: 'catalog_projection_delivery_seconds',
+    help:
+      'The way of each write-model change this process applied, in two stages: from its commit to the projector committing it (stage="projected"), ' +
+      'and from then to this process applying it (stage="applied"); one observation of each per applied version, timed from its oldest change.',
+    labelNames: ['stage'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.75, 1, 1.5, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+  mirror.onChange((_version, d) => {
+    if (!d) return;
+    delivery.observe({ stage: 'projected' }, d.projected);
+    delivery.observe({ stage: 'applied' }, d.applied);
   });
   new Gauge({
     name: 'catalog_projection_mirror_age_seconds',

@@ -79,8 +79,11 @@ export interface ProjectionMirror {
    * gone, and the products changed since it in listing order, and merges them as it is read.
    */
   exportSnapshot(): CatalogSnapshot;
-  /** Called after each applied change, with the new version. */
-  onChange(listener: (version: number) => void): () => void;
+  /**
+   * Called after each applied change, with the new version and, when the change came as a
+   * delta of a version carrying write-model changes, how long its way took (see ChangeDelivery).
+   */
+  onChange(listener: (version: number, delivery?: ChangeDelivery) => void): () => void;
   /** Applies any change the projection has that this process lacks. */
   refresh(): Promise<void>;
   /** Whether the projector has written a snapshot this mirror can load (without one it builds its own from the rows). */
@@ -127,6 +130,19 @@ interface StateRow {
   oldest_version: number;
   change_position: number;
   change_log: string;
+  committed_at: Date | null;
+  oldest_change_at: Date | null;
+}
+
+/**
+ * The way of the latest version this process applied, in seconds: from the oldest write-model
+ * change it carries being committed to the projector committing it (`projected`), and from then
+ * to this process applying it (`applied`). Clocks: PostgreSQL's for the first, this host's for
+ * the second's end (the same clock on one host; across hosts their offset adds in).
+ */
+export interface ChangeDelivery {
+  projected: number;
+  applied: number;
 }
 
 /** A product of the snapshot, read from it field by field as asked (most reads need only the document and its ETag). */
@@ -177,7 +193,7 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
   let lastReloadCheck = 0;
   let loadedFrom = 'nothing yet';
   let categoriesBody = '{"categories":[]}';
-  const listeners = new Set<(version: number) => void>();
+  const listeners = new Set<(version: number, delivery?: ChangeDelivery) => void>();
   let subscriber: Subscriber | undefined;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
@@ -294,11 +310,12 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
   async function sync(): Promise<void> {
     const client = await pool.connect();
     let changedTo: number | undefined;
+    let delivery: ChangeDelivery | undefined;
     try {
       // One snapshot for the version and the rows, so they agree.
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      const { rows } = await client.query<StateRow>('SELECT version, oldest_version, change_position, change_log FROM projection.state');
-      const state = rows[0] ?? { version: 0, oldest_version: 0, change_position: 0, change_log: '' };
+      const { rows } = await client.query<StateRow>('SELECT version, oldest_version, change_position, change_log, committed_at, oldest_change_at FROM projection.state');
+      const state = rows[0] ?? { version: 0, oldest_version: 0, change_position: 0, change_log: '', committed_at: null, oldest_change_at: null };
       let reload = version < 0 || version < state.oldest_version || state.version < version;
       if (!reload && wantsNewerSnapshot()) {
         lastReloadCheck = Date.now();
@@ -311,6 +328,10 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
       } else if (state.version !== version) {
         await applyDelta(client, version, state);
         changedTo = state.version;
+        if (state.committed_at && state.oldest_change_at) {
+          const committed = state.committed_at.getTime();
+          delivery = { projected: Math.max(0, committed - state.oldest_change_at.getTime()) / 1000, applied: Math.max(0, Date.now() - committed) / 1000 };
+        }
       }
       await client.query('COMMIT');
       checkedAt = Date.now();
@@ -320,7 +341,7 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
     } finally {
       client.release();
     }
-    if (changedTo !== undefined) for (const l of listeners) l(changedTo);
+    if (changedTo !== undefined) for (const l of listeners) l(changedTo, delivery);
   }
 
   /** Concurrent triggers (notify + poll) fold into at most one running and one queued sync. */

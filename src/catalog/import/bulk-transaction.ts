@@ -1,4 +1,4 @@
-import type { Queryable } from '../../db/pool.ts';
+import type { PoolClient } from '../../db/pool.ts';
 import { BULK_WRITE_LOCK } from '../../db/locks.ts';
 
 /**
@@ -8,6 +8,6 @@ import { BULK_WRITE_LOCK } from '../../db/locks.ts';
  * holder of the lock, so a holder must write nothing but bulk rows. The setting and the lock
  * last until the transaction ends.
  */
-export async function markBulkTransaction(client: Queryable): Promise<void> {
+export async function markBulkTransaction(client: Pick<PoolClient, 'query'>): Promise<void> {
   await client.query(`SELECT set_config('catalog.bulk', 'on', true), pg_advisory_xact_lock_shared($1)`, [BULK_WRITE_LOCK]);
 }
