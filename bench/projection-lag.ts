@@ -1,14 +1,10 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { createProjector } from '../projector/projector.ts';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/db/embedded.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { createPool } from '../src/db/pool.ts';
 import { insertCategory, insertListings, type ListingInput } from '../test/helpers/write-model.ts';
+import { scratchDatabase } from './scratch-database.ts';
 
 /**
  * Projection lag: a steady stream of listing updates through the write model (plain SQL
@@ -35,35 +31,6 @@ const SITE = 'https://directory.example';
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
-
-async function scratchDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  let embedded: EmbeddedDatabase | undefined;
-  let tmp: string | undefined;
-  let admin = process.env.DATABASE_URL;
-  if (!admin) {
-    tmp = await mkdtemp(path.join(os.tmpdir(), 'catalog-bench-'));
-    embedded = await startEmbeddedPostgres(tmp);
-    admin = embedded.connectionString;
-  }
-  const name = `catalog_bench_${randomBytes(4).toString('hex')}`;
-  const c = new pg.Client({ connectionString: admin });
-  await c.connect();
-  await c.query(`CREATE DATABASE ${name}`);
-  await c.end();
-  const u = new URL(admin);
-  u.pathname = `/${name}`;
-  return {
-    url: u.toString(),
-    async drop() {
-      const d = new pg.Client({ connectionString: admin });
-      await d.connect();
-      await d.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await d.end();
-      await embedded?.stop();
-      if (tmp) await rm(tmp, { recursive: true, force: true });
-    },
-  };
 }
 
 async function main(): Promise<void> {

@@ -14,6 +14,7 @@ import { sampleCatalog } from './catalog-sample.ts';
 import { measureExport, measureFeed, type ExportResult, type FeedResult } from './export-feed.ts';
 import { measureHeldConnections, type HeldResult } from './held-connections.ts';
 import { footprintOf, type Footprint } from './footprint.ts';
+import { measureBulkImport, type BulkImportResult } from './bulk-import.ts';
 import { measureFreshness, type FreshnessResult } from './freshness.ts';
 import { measureSnapshotMove, type SnapshotMoveResult } from './snapshot-move.ts';
 import { runLoad } from './load.ts';
@@ -33,8 +34,11 @@ const HELP = `usage: npm run bench -- [options]
   --connections N   concurrent connections of the load generator (default 10)
   --only IDS        run only these scenarios (comma-separated ids or id prefixes, e.g.
                     search-word,product; the baselines run with any load scenario) and
-                    only the phases named among freshness, export, feed, held and move
+                    only the phases named among freshness, bulk, export, feed, held and move
   --no-freshness    skip the freshness measurement
+  --no-bulk         skip the bulk import (a scratch catalog of its own: edits at 5 a second
+                    while --bulk-size listings are imported; the projection's throughput)
+  --bulk-size N     listings the bulk import brings (default 100000)
   --no-export       skip the export measurement
   --no-feed         skip the change-feed measurement
   --no-held         skip the 10,000 held connections (idle, half-sent, long polls)
@@ -57,6 +61,8 @@ function parse() {
       connections: { type: 'string', default: '10' },
       only: { type: 'string' },
       'no-freshness': { type: 'boolean', default: false },
+      'no-bulk': { type: 'boolean', default: false },
+      'bulk-size': { type: 'string', default: '100000' },
       'no-export': { type: 'boolean', default: false },
       'no-feed': { type: 'boolean', default: false },
       'no-held': { type: 'boolean', default: false },
@@ -86,6 +92,8 @@ function parse() {
     connections: Math.round(num('connections', values.connections, 1, 1000)),
     only,
     freshness: phase('freshness', values['no-freshness']),
+    bulk: phase('bulk', values['no-bulk']),
+    bulkSize: Math.round(num('bulk-size', values['bulk-size'], 1000, 1_000_000)),
     exportPhase: phase('export', values['no-export']),
     feed: phase('feed', values['no-feed']),
     held: phase('held', values['no-held']),
@@ -353,6 +361,16 @@ async function main(): Promise<number> {
     }
     await serve.stop();
 
+    let bulk: BulkImportResult | undefined;
+    if (opts.bulk) {
+      log(`bulk: a scratch catalog (serve with the demo catalog, an api beside it); ${opts.bulkSize.toLocaleString('en-US')} listings imported while a maker edits 5 times a second…`);
+      bulk = await measureBulkImport({ size: opts.bulkSize, editsPerSecond: 5, log });
+      log(
+        `  edits p99 ${bulk.edits.p99.toFixed(0)} ms (max ${bulk.edits.max.toFixed(0)} ms); ` +
+          `${Math.round(bulk.listingsPerSecond)} listings/s from the import's commit to its last listing on both processes`,
+      );
+    }
+
     attachRatios(rows);
     const cpus = os.cpus();
     const partial: Omit<RunReport, 'targets'> = {
@@ -369,6 +387,7 @@ async function main(): Promise<number> {
       catalog: { liveListings: total.total, dataDir: data.dataDir, importedThisRun: data.imported, ...(data.importMs !== undefined && { importSeconds: data.importMs / 1000 }) },
       scenarios: rows,
       ...(freshness && { freshness }),
+      ...(bulk && { bulk }),
       ...(exported && { export: exported }),
       ...(feed && { feed }),
       ...(held && { held }),

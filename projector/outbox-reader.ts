@@ -12,25 +12,40 @@ export interface OutboxRow extends OutboxPosition {
   category_slug: string | null;
   /** Written by a bulk transaction (an import): only the main lane projects it. */
   bulk: boolean;
-  /** When the row was written (in its transaction, just before it committed). */
+  /** When the row was written (the clock at the insert, in its transaction). */
   created_at: Date;
 }
 
 /**
  * The smallest transaction id that may still add outbox rows, leaving out running transactions
- * for which `excluded` (a condition on pg_stat_activity `a`) holds.
+ * for which `excluded` (a condition on the running transaction's id, the xid8 `x`) holds.
  */
 function horizon(excluded: string): string {
   return `(SELECT COALESCE(
-    (SELECT min(x) FROM pg_snapshot_xip(snap.s) AS x
-      WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity a
-                         WHERE a.backend_xid = xid(x) AND (${excluded}))),
+    (SELECT min(x) FROM pg_snapshot_xip(snap.s) AS x WHERE NOT (${excluded})),
     pg_snapshot_xmax(snap.s))
   FROM (SELECT pg_current_snapshot() AS s) snap)`;
 }
 
-/** Running transactions that cannot write this database's outbox. */
-const ELSEWHERE = `a.datname IS DISTINCT FROM current_database() OR a.backend_type = 'autovacuum worker'`;
+/** Running transaction `x` is seen in another database, or in autovacuum: it cannot write this database's outbox. */
+const ELSEWHERE = `EXISTS (SELECT 1 FROM pg_stat_activity a
+                     WHERE a.backend_xid = xid(x)
+                       AND (a.datname IS DISTINCT FROM current_database() OR a.backend_type = 'autovacuum worker'))`;
+
+/** The advisory lock BULK_WRITE_LOCK in pg_locks `l`: a bigint key is classid = its high 32 bits, objid = its low 32 bits, objsubid = 1. */
+function bulkLock(l: string): string {
+  return `${l}.locktype = 'advisory' AND ${l}.granted AND ${l}.objsubid = 1
+         AND ${l}.classid = ${Math.floor(BULK_WRITE_LOCK / 2 ** 32)} AND ${l}.objid = ${BULK_WRITE_LOCK % 2 ** 32}
+         AND ${l}.database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
+}
+
+/**
+ * Running transaction `x` is bulk: the transaction holding x's own transaction-id lock also holds
+ * BULK_WRITE_LOCK (the same virtual transaction, which no later transaction reuses), both read
+ * from the lock table as it is now.
+ */
+const BULK = `EXISTS (SELECT 1 FROM pg_locks t JOIN pg_locks b ON b.virtualtransaction = t.virtualtransaction
+                WHERE t.locktype = 'transactionid' AND t.transactionid = xid(x) AND t.granted AND ${bulkLock('b')})`;
 
 /**
  * The outbox horizon: the smallest transaction id that may still add outbox rows to this
@@ -45,20 +60,15 @@ export const OUTBOX_HORIZON = horizon(ELSEWHERE);
 
 /**
  * The horizon of the interactive lane: OUTBOX_HORIZON, also leaving out bulk transactions, those
- * holding BULK_WRITE_LOCK (in pg_locks, a bigint advisory key is classid = its high 32 bits,
- * objid = its low 32 bits, objsubid = 1). What a bulk transaction writes is bulk, read by the
- * main lane only, so the interactive lane has nothing to wait for from it. A transaction that
- * took the lock after its first write is still counted until then: waiting errs safe.
+ * holding BULK_WRITE_LOCK. What a bulk transaction writes is bulk, read by the main lane only,
+ * so the interactive lane has nothing to wait for from it. A transaction that took the lock after
+ * its first write is still counted until then: waiting errs safe.
  */
-export const INTERACTIVE_HORIZON = horizon(`${ELSEWHERE} OR ${bulkTransaction('a')}`);
+export const INTERACTIVE_HORIZON = horizon(`${ELSEWHERE} OR ${BULK}`);
 
 /** Whether the backend of pg_stat_activity row `a` is in a bulk transaction (holds BULK_WRITE_LOCK). */
 export function bulkTransaction(a: string): string {
-  return `EXISTS (
-      SELECT 1 FROM pg_locks l
-       WHERE l.pid = ${a}.pid AND l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
-         AND l.classid = ${Math.floor(BULK_WRITE_LOCK / 2 ** 32)} AND l.objid = ${BULK_WRITE_LOCK % 2 ** 32}
-         AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))`;
+  return `EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = ${a}.pid AND ${bulkLock('l')})`;
 }
 
 /**

@@ -58,7 +58,7 @@ function packTexts(values: readonly string[]): { blob: Buffer; starts: number[];
 
 const textAt = (blob: string, start: string, length: string) => `convert_from(substring(${blob} FROM ${start} FOR ${length}), 'UTF8')`;
 
-export function productColumns(docs: readonly ProductDocument[]): unknown[] {
+function productColumns(docs: readonly ProductDocument[]): unknown[] {
   const n = docs.length;
   const cols = {
     id: new Array<string>(n),
@@ -93,7 +93,7 @@ export function productColumns(docs: readonly ProductDocument[]): unknown[] {
 }
 
 /** The rows of productColumns' parameters ($1 … $13), as r(id, slug, doc, …). */
-export const PRODUCT_ROWS = `(SELECT r.id, r.slug, ${textAt('$11::bytea', 'starts[(2 * r.i - 1)::int]', 'lengths[(2 * r.i - 1)::int]')} AS doc, r.name, r.punchline,
+const PRODUCT_ROWS = `(SELECT r.id, r.slug, ${textAt('$11::bytea', 'starts[(2 * r.i - 1)::int]', 'lengths[(2 * r.i - 1)::int]')} AS doc, r.name, r.punchline,
          ${textAt('$11::bytea', 'starts[(2 * r.i)::int]', 'lengths[(2 * r.i)::int]')} AS description_text, r.category,
          r.labels::text[] AS labels, r.tags::text[] AS tags, r.listed_at, r.promo_expires_at, r.website_followed
     FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[], $9::date[], $10::boolean[])

@@ -91,6 +91,22 @@ describe('/metrics', () => {
     expect(metricValue(text, 'catalog_projection_mirror_age_seconds')).toBeGreaterThanOrEqual(0);
   });
 
+  test('times each change it applies in two stages: commit → projected, projected → applied', async () => {
+    const count = (text: string, stage: string) => metricValue(text, `catalog_projection_delivery_seconds_count{stage="${stage}"}`) ?? 0;
+    const before = (await app.inject({ url: '/metrics' })).body;
+    const { rows } = await stack.db.pool.query<{ slug: string }>(`SELECT slug FROM catalog.listings WHERE status = 'live' ORDER BY slug LIMIT 1`);
+    await stack.db.pool.query(`UPDATE catalog.listings SET punchline = punchline || ' (timed)' WHERE slug = $1`, [rows[0]!.slug]);
+    const after = await until(
+      async () => (await app.inject({ url: '/metrics' })).body,
+      (text) => count(text, 'applied') > count(before, 'applied'),
+    );
+    for (const stage of ['projected', 'applied']) {
+      expect(count(after, stage), stage).toBeGreaterThan(count(before, stage));
+      expect(metricValue(after, `catalog_projection_delivery_seconds_sum{stage="${stage}"}`), stage).toBeGreaterThanOrEqual(0);
+      expect(after).toMatch(new RegExp(`^catalog_projection_delivery_seconds_bucket\\{le="0\\.25",stage="${stage}"\\} \\d+$`, 'm'));
+    }
+  });
+
   test('operations endpoints are not rate limited and carry no rate-limit headers', async () => {
     for (let i = 0; i < 65; i++) {
       const res = await app.inject({ url: '/metrics', remoteAddress: '10.9.9.9' });

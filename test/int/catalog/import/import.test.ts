@@ -54,6 +54,18 @@ async function stored(slug: string) {
 }
 
 describe('importCatalog', () => {
+  it('marks what it writes as bulk, and nothing written afterwards on the same connections', async () => {
+    const result = await importCatalog(db.pool, ndjson(category('tools'), listing('bulk-one', { category: 'tools' }), listing('bulk-two')), { now: NOW });
+    expect(result.ok).toBe(true);
+    const { rows } = await db.pool.query<{ bulk: boolean; n: number }>('SELECT bulk, count(*)::int AS n FROM catalog.outbox GROUP BY bulk');
+    expect(rows).toEqual([{ bulk: true, n: 3 }]);
+    // The mark lasts only as long as the import's transaction: the pool's connections write
+    // interactive rows again.
+    await Promise.all([1, 2, 3, 4].map((i) => db.pool.query(`UPDATE catalog.listings SET punchline = $1 WHERE slug = 'bulk-one'`, [`After ${i}`])));
+    const { rows: after } = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM catalog.outbox WHERE NOT bulk');
+    expect(after[0]!.n).toBe(4);
+  });
+
   it('reports every invalid line with its number and field path, and writes nothing', async () => {
     const lines = ndjson(
       category('design'), // 1
