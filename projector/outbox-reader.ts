@@ -42,10 +42,10 @@ function bulkLock(l: string): string {
 /**
  * Running transaction `x` is bulk: the transaction holding x's own transaction-id lock also holds
  * BULK_WRITE_LOCK (the same virtual transaction, which no later transaction reuses), both read
- * from the lock table as it is now.
+ * from the lock table as it is now. The list of bulk transactions is read once per query.
  */
-const BULK = `EXISTS (SELECT 1 FROM pg_locks t JOIN pg_locks b ON b.virtualtransaction = t.virtualtransaction
-                WHERE t.locktype = 'transactionid' AND t.transactionid = xid(x) AND t.granted AND ${bulkLock('b')})`;
+const BULK = `xid(x) IN (SELECT t.transactionid FROM pg_locks t JOIN pg_locks b ON b.virtualtransaction = t.virtualtransaction
+                          WHERE t.locktype = 'transactionid' AND t.granted AND ${bulkLock('b')})`;
 
 /**
  * The outbox horizon: the smallest transaction id that may still add outbox rows to this

@@ -251,12 +251,8 @@ export function createProjector(opts: ProjectorOptions): Projector {
    * than leave them for the next poll: under a steady stream of writes some transaction is nearly
    * always open, and a wait of up to a second showed as the slowest changes in `npm run chaos`.
    */
-  async function retrySoonIfHeldBack(): Promise<void> {
-    const { rows } = await db().query<{ held: boolean }>(
-      `SELECT EXISTS (SELECT 1 FROM projection.checkpoints c CROSS JOIN LATERAL (${firstOutboxRowAfterCheckpoint()}) later
-                       WHERE c.name = 'projection') AS held`,
-    );
-    if (!rows[0]?.held) {
+  function retrySoonIfHeldBack(held: boolean): void {
+    if (!held) {
       heldBackDelay = 0;
       return;
     }
@@ -266,6 +262,15 @@ export function createProjector(opts: ProjectorOptions): Projector {
       heldBackTimer = undefined;
       wake();
     }, heldBackDelay);
+  }
+
+  /** Whether committed outbox rows wait after the main checkpoint (an open transaction holds them back). */
+  async function rowsHeldBack(): Promise<boolean> {
+    const { rows } = await db().query<{ held: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM projection.checkpoints c CROSS JOIN LATERAL (${firstOutboxRowAfterCheckpoint()}) later
+                       WHERE c.name = 'projection') AS held`,
+    );
+    return rows[0]?.held === true;
   }
 
   async function housekeeping(): Promise<void> {
@@ -307,19 +312,22 @@ export function createProjector(opts: ProjectorOptions): Projector {
   async function pumpOnce(): Promise<void> {
     if (!siteChecked) await checkSiteUrl();
     let projected = 0;
-    // The lanes take turns: between two batches of a backlog (an import), whatever makers and
-    // reviewers committed meanwhile goes first.
+    // The main lane first, as long as nothing holds it back. Between two batches of a backlog
+    // (an import), whatever makers and reviewers committed meanwhile goes first; and when rows
+    // wait behind an open transaction (an import still running), the interactive lane takes
+    // those it may. Otherwise the main lane alone has projected everything.
     for (;;) {
-      if (stopping || !leadership.isLeader) return;
-      await drainInteractive();
       if (stopping || !leadership.isLeader) return;
       const n = await projectOutboxBatch();
       projected += n;
       if (n < bulkBatchSize) break;
+      await drainInteractive();
     }
-    await drainInteractive();
     if (stopping || !leadership.isLeader) return;
-    await retrySoonIfHeldBack();
+    const held = await rowsHeldBack();
+    if (held) await drainInteractive();
+    if (stopping || !leadership.isLeader) return;
+    retrySoonIfHeldBack(held);
     while (!stopping && leadership.isLeader && (await lapsePromos()) >= batchSize);
     if (searchIndex) {
       for (;;) {
