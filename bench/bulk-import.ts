@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { startCatalog, type CatalogProcess } from './catalog-process.ts';
 import { distribution, embeddedConnectionString, punchlineWriter, type Distribution } from './freshness.ts';
-import { machineBusyTicks, processTicks, TICKS, treeTicks } from './proc-stat.ts';
+import { everyProcessTicks, machineBusyTicks, processTicks, TICKS, ticksSpent, topSpenders, treeTicks } from './proc-stat.ts';
 import { spawnNode } from './processes.ts';
 
 /**
@@ -38,10 +38,10 @@ export interface BulkImportResult {
    * CPU seconds spent from the import's commit to its last listing shown: serve (the projector
    * and its own copy of the catalog), the api process, PostgreSQL (every process of the server
    * serve started: backends, autovacuum, checkpointer, WAL writer), this bench's own process
-   * (its polling),
+   * (its polling), and the busiest other processes by name,
    * and the whole machine; `cores` is what the machine has. (Linux; null elsewhere.)
    */
-  cpuSecondsDuringBacklog: { serve: number; api: number; postgres: number; bench: number; machine: number; cores: number; seconds: number } | null;
+  cpuSecondsDuringBacklog: { serve: number; api: number; postgres: number; bench: number; machine: number; cores: number; seconds: number; busiestOther: string[] } | null;
   countSamples: number;
   countMismatches: number;
   categoriesExact: boolean;
@@ -195,8 +195,10 @@ export async function measureBulkImport(opts: {
     const importer = spawnNode('catalog import', { args: ['bin/catalog.js', 'import', file], env: { DATABASE_URL: connectionString, LOG_LEVEL: 'warn' } });
     await importer.waitForLine(/^imported \d/, 30 * 60_000);
     const committed = performance.now();
-    const ticks = () => ({ serve: processTicks(serve!.pid), api: processTicks(api!.pid), group: treeTicks(serve!.pid), machine: machineBusyTicks() });
+    const ticks = () => ({ serve: processTicks(serve!.pid), api: processTicks(api!.pid), machine: machineBusyTicks() });
+    const treeAtCommit = treeTicks(serve.pid);
     const ticksAtCommit = ticks();
+    const everyAtCommit = everyProcessTicks();
     const benchAtCommit = process.cpuUsage();
     const importSeconds = (committed - importStart) / 1000;
     if ((await importer.exited) !== 0) throw new Error(`catalog import failed\n${importer.tail()}`);
@@ -204,13 +206,16 @@ export async function measureBulkImport(opts: {
     const visible = await untilShownEverywhere(urls, lastLive, () => true, committed, 30 * 60_000, 20);
     if (!visible) throw new Error(`${lastLive} was not shown within 30 minutes of the import`);
     const ticksAtVisible = ticks();
+    const treeAtVisible = treeTicks(serve.pid);
+    const busiestOther = topSpenders(everyAtCommit, everyProcessTicks(), 4, new Set([serve.pid, api.pid, process.pid, ...(treeAtVisible?.keys() ?? [])]));
     const benchUsage = process.cpuUsage(benchAtCommit);
     const spent = (k: keyof ReturnType<typeof ticks>) => {
       const a = ticksAtCommit[k];
       const b = ticksAtVisible[k];
       return a === undefined || b === undefined ? undefined : (b - a) / TICKS;
     };
-    const [serveCpu, apiCpu, groupCpu, machineCpu] = [spent('serve'), spent('api'), spent('group'), spent('machine')];
+    const [serveCpu, apiCpu, machineCpu] = [spent('serve'), spent('api'), spent('machine')];
+    const groupCpu = treeAtCommit && treeAtVisible ? ticksSpent(treeAtCommit, treeAtVisible) / TICKS : undefined;
     const cpuSecondsDuringBacklog =
       serveCpu === undefined || apiCpu === undefined || groupCpu === undefined || machineCpu === undefined
         ? null
@@ -222,6 +227,7 @@ export async function measureBulkImport(opts: {
             machine: machineCpu,
             cores: os.cpus().length,
             seconds: Math.max(...visible) / 1000,
+            busiestOther,
           };
     // A little more of edits after the backlog, then stop.
     await sleep(2000);

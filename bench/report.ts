@@ -336,7 +336,7 @@ export function formatReport(r: RunReport): string {
             ? [
                 [
                   'CPU meanwhile: serve (projector + its copy) / api / PostgreSQL / the bench / whole machine',
-                  `${b.cpuSecondsDuringBacklog.serve.toFixed(1)} / ${b.cpuSecondsDuringBacklog.api.toFixed(1)} / ${b.cpuSecondsDuringBacklog.postgres.toFixed(1)} / ${b.cpuSecondsDuringBacklog.bench.toFixed(1)} / ${b.cpuSecondsDuringBacklog.machine.toFixed(1)} s of ${(b.cpuSecondsDuringBacklog.seconds * b.cpuSecondsDuringBacklog.cores).toFixed(1)} (${b.cpuSecondsDuringBacklog.cores} cores × ${b.cpuSecondsDuringBacklog.seconds.toFixed(1)} s)`,
+                  `${b.cpuSecondsDuringBacklog.serve.toFixed(1)} / ${b.cpuSecondsDuringBacklog.api.toFixed(1)} / ${b.cpuSecondsDuringBacklog.postgres.toFixed(1)} / ${b.cpuSecondsDuringBacklog.bench.toFixed(1)} / ${b.cpuSecondsDuringBacklog.machine.toFixed(1)} s of ${(b.cpuSecondsDuringBacklog.seconds * b.cpuSecondsDuringBacklog.cores).toFixed(1)} (${b.cpuSecondsDuringBacklog.cores} cores × ${b.cpuSecondsDuringBacklog.seconds.toFixed(1)} s); busiest others: ${b.cpuSecondsDuringBacklog.busiestOther.join(', ') || '-'}`,
                 ],
               ]
             : []),
