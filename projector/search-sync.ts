@@ -1,4 +1,4 @@
-import type { Pool } from '../src/db/pool.ts';
+import { withTransaction, type Pool } from '../src/db/pool.ts';
 import type { SearchDocument, SearchIndex } from '../src/search/port.ts';
 import { SEARCH_COLUMNS, searchDocumentOf, type SearchRow } from '../src/search/search-row.ts';
 import type { Queryable } from './listing-source.ts';
@@ -67,16 +67,8 @@ export async function syncSearchBatch(pool: Pool, index: SearchIndex, batchSize:
  * feed brings them then).
  */
 export async function syncSearchListings(pool: Pool, index: SearchIndex, ids: readonly string[]): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  await withTransaction(pool, async (client) => {
     const { rows: locked } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS ok', [SEARCH_WRITE_LOCK]);
     if (locked[0]?.ok) await sendListings(client, index, ids);
-    await client.query('COMMIT');
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
 }

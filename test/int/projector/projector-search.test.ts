@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProjector, type Projector } from '../../../projector/projector.ts';
 import { reindex } from '../../../projector/reindex.ts';
+import { markBulkTransaction } from '../../../src/catalog/import/bulk-transaction.ts';
 import { EmbeddedSearchIndex } from '../../../src/search/embedded/embedded-search-index.ts';
 import { MeilisearchSearchIndex } from '../../../src/search/meilisearch/meilisearch-search-index.ts';
 import type { SearchIndex } from '../../../src/search/port.ts';
@@ -89,6 +91,36 @@ for (const [name, makeIndex] of targets) {
       expect(await indexed(search)).not.toContain(ids[0]);
       const cp = await checkpoints();
       expect(cp.search).toBe(cp.projection);
+      await projector.stop();
+    });
+
+    it('sends an edit committed while an import is open to the index before the import ends', async () => {
+      const search = index();
+      const projector = await start(search);
+      const edited = await insertListing(db.pool, { category: 'apps', name: 'Before the import' });
+      await projector.catchUp();
+      const importer = new pg.Client({ connectionString: db.url });
+      await importer.connect();
+      try {
+        await importer.query('BEGIN');
+        await markBulkTransaction(importer);
+        await insertListing(importer, { category: 'apps', name: 'Imported meanwhile' });
+        const word = `w${randomBytes(4).toString('hex')}`;
+        await updateListing(db.pool, edited, { name: `Edited ${word}` });
+        let found: readonly string[] = [];
+        for (let i = 0; i < 400 && found.length === 0; i++) {
+          found = (await search.search({ q: word, offset: 0, limit: 10 })).ids;
+          if (found.length === 0) await new Promise((r) => setTimeout(r, 25));
+        }
+        expect(found).toEqual([edited]);
+        // The import's listing is not there while its transaction is open, and is after it.
+        expect((await search.search({ q: 'meanwhile', offset: 0, limit: 10 })).total).toBe(0);
+        await importer.query('COMMIT');
+      } finally {
+        await importer.end();
+      }
+      await projector.catchUp();
+      expect(await indexed(search)).toEqual(await liveIdsInApps());
       await projector.stop();
     });
 
