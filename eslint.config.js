@@ -14,4 +14,9 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
     },
   },
+  {
+    // The pages' one script runs in browsers.
+    files: ['src/web/assets/**/*.js'],
+    languageOptions: { sourceType: 'script', globals: { window: 'readonly', document: 'readonly', DOMParser: 'readonly', URL: 'readonly', AbortController: 'readonly', fetch: 'readonly' } },
+  },
 );

@@ -1,8 +1,9 @@
 /**
- * The Content-Security-Policy of every HTML page the directory serves. The pages run no script
- * and load nothing from elsewhere but images: the stylesheet comes from this origin, forms post
- * to this origin, and no page may be framed. A script injected through a listing's text would
- * therefore not run even if escaping ever failed.
+ * The Content-Security-Policy of every HTML page the directory serves. The pages run no inline
+ * script and load nothing from elsewhere but images: the stylesheet and the search page's one
+ * script come from this origin, forms post to this origin, and no page may be framed. A script
+ * injected through a listing's text would therefore not run even if escaping ever failed (an
+ * inline one is refused; this origin serves no file a listing can write).
  */
 export interface CspOptions {
   /** The service's public URL; when it is https, browsers are told to upgrade http subresources. */
@@ -49,6 +50,10 @@ export function cspDirectives(opts: CspOptions): CspDirectives {
   const directives: CspDirectives = {
     'default-src': ["'none'"],
     'style-src': ["'self'"],
+    // The search page's script (src/web/assets/search.js, a file of this origin: never inline)
+    // and the requests it makes for results.
+    'script-src': ["'self'"],
+    'connect-src': ["'self'"],
     'img-src': ["'self'", 'https:', 'data:'],
     'form-action': formAction,
     'base-uri': ["'none'"],

@@ -30,6 +30,12 @@ export interface PageProps {
   notice?: NoticeMessage | null;
   /** The meta description search engines and link previews show. */
   description?: string;
+  /** The page's absolute canonical URL (its path on the service's public URL, without noise parameters). */
+  canonical?: string;
+  /** Further elements of the document head: structured data, link previews, feed links. */
+  head?: ComponentChildren;
+  /** What the header's search box shows: the search page's own query. */
+  query?: string;
   children?: ComponentChildren;
 }
 
@@ -87,7 +93,23 @@ function MakerNav({ session, nav }: { session: Session | null; nav?: NavSection 
 }
 
 /** Every page of the site: document head, header with navigation, the flash message, footer. */
-export function Page({ title, nav, session, notice, description, children }: PageProps) {
+/**
+ * The header's search box: a plain GET form, so it works with JavaScript off; with it on,
+ * search.js updates the search page's results as one types.
+ */
+function SearchBox({ query }: { query?: string }) {
+  return (
+    <form class="site-search" role="search" action="/search" method="get">
+      <label for="site-search-q" class="visually-hidden">
+        Search listings
+      </label>
+      <input id="site-search-q" type="search" name="q" value={query ?? ''} placeholder="Search listings" autocomplete="off" />
+      <button type="submit">Search</button>
+    </form>
+  );
+}
+
+export function Page({ title, nav, session, notice, description, canonical, head, query, children }: PageProps) {
   return (
     <html lang="en">
       <head>
@@ -95,9 +117,11 @@ export function Page({ title, nav, session, notice, description, children }: Pag
         <meta name="viewport" content="width=device-width,initial-scale=1" />
         <title>{title === SITE_NAME ? SITE_NAME : `${title} · ${SITE_NAME}`}</title>
         {description && <meta name="description" content={description} />}
+        {canonical && <link rel="canonical" href={canonical} />}
         <link rel="stylesheet" href={siteStylesheet().href} />
         {/* No favicon request: the empty icon is allowed by img-src data:. */}
         <link rel="icon" href="data:," />
+        {head}
       </head>
       <body>
         <a class="skip-link" href="#main">
@@ -118,6 +142,7 @@ export function Page({ title, nav, session, notice, description, children }: Pag
                 </NavLink>
               </ul>
             </nav>
+            <SearchBox {...(query !== undefined && { query })} />
             <MakerNav session={session} nav={nav} />
           </div>
         </header>

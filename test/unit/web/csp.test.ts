@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { contentSecurityPolicy, cspDirectives, cspSourceFor } from '../../../src/web/csp.ts';
 
 describe('the pages’ Content-Security-Policy', () => {
-  it('allows no script, no inline style and nothing remote but https images', () => {
+  it('allows no inline script or style, scripts and requests of this origin only, nothing remote but https images', () => {
     expect(contentSecurityPolicy({ publicUrl: 'http://localhost:3000' })).toBe(
-      "default-src 'none';style-src 'self';img-src 'self' https: data:;form-action 'self';base-uri 'none';frame-ancestors 'none'",
+      "default-src 'none';style-src 'self';script-src 'self';connect-src 'self';img-src 'self' https: data:;form-action 'self';base-uri 'none';frame-ancestors 'none'",
     );
   });
 

@@ -45,7 +45,13 @@ describe('Page', () => {
       ['API', '/api/v1/docs'],
       ['Sign in', '/signin'],
     ]);
-    expect(forms).toEqual([]);
+    // The one form is the search box: a GET to the search page, which needs no token.
+    expect(forms).toHaveLength(1);
+    const doc = header(null).doc;
+    const search = forms[0]!;
+    expect([doc.attr(search, 'method'), doc.attr(search, 'action'), doc.attr(search, 'role')]).toEqual(['get', '/search', 'search']);
+    expect(doc.all('input', search).map((i) => [doc.attr(i, 'type'), doc.attr(i, 'name')])).toEqual([['search', 'q']]);
+    expect(doc.all('input', search).map((i) => doc.attr(i, 'name'))).not.toContain('_csrf');
   });
 
   it("shows a maker's links and a Sign out form carrying the CSRF token; Review and Keys only to admins", () => {
@@ -55,13 +61,14 @@ describe('Page', () => {
       ['Connected apps', '/settings/apps'],
     ]);
     expect(maker.doc.texts('header')[0]).toContain('ada@example.com');
-    expect(maker.forms).toHaveLength(1);
-    const form = maker.forms[0]!;
+    // The search box, then Sign out.
+    expect(maker.forms).toHaveLength(2);
+    const form = maker.forms[1]!;
     expect(maker.doc.attr(form, 'method')).toBe('post');
     expect(maker.doc.attr(form, 'action')).toBe('/signout');
     const inputs = maker.doc.all('input', form);
     expect(inputs.map((i) => [maker.doc.attr(i, 'type'), maker.doc.attr(i, 'name'), maker.doc.attr(i, 'value')])).toEqual([['hidden', '_csrf', 'tok-123']]);
-    expect(maker.doc.texts('button')).toEqual(['Sign out']);
+    expect(maker.doc.texts('button')).toEqual(['Search', 'Sign out']);
 
     const admin = header({ email: 'root@example.com', csrfToken: 't', isAdmin: true });
     expect(admin.links.slice(3)).toEqual([
