@@ -55,6 +55,13 @@ export interface CatalogSnapshot {
   readonly docs: Iterable<Uint8Array>;
 }
 
+/** A live listing as the sitemap needs it: read from the mirror without decoding its document. */
+export interface ListingStamp {
+  readonly slug: string;
+  /** When it went live, in ms since the epoch; -Infinity when never listed. */
+  readonly listedAt: number;
+}
+
 export interface ProjectionMirror {
   /** Projection version this process reflects. */
   readonly version: number;
@@ -79,6 +86,8 @@ export interface ProjectionMirror {
    * gone, and the products changed since it in listing order, and merges them as it is read.
    */
   exportSnapshot(): CatalogSnapshot;
+  /** Every live listing's slug and listing time, in the export's order (the sitemap's rows). */
+  listings(): Iterable<ListingStamp>;
   /**
    * Called after each applied change, with the new version and, when the change came as a
    * delta of a version carrying write-model changes, how long its way took (see ChangeDelivery).
@@ -171,6 +180,23 @@ class SnapshotProduct implements MirroredProduct {
   get websiteFollowed(): boolean {
     return this.snapshot.websiteFollowed(this.p);
   }
+}
+
+/** The snapshot's positions not gone, merged with the products changed since it, in listing order. */
+function* inListingOrder<T>(
+  base: Snapshot,
+  goneNow: Uint8Array,
+  changed: readonly ChangedProduct[],
+  fromBase: (p: number) => T,
+  fromChanged: (c: ChangedProduct) => T,
+): Generator<T> {
+  let c = 0;
+  for (let p = 0; p < base.count; p++) {
+    if (goneNow[p] !== 0) continue;
+    while (c < changed.length && base.positions.compareWith(p, changed[c]!.listedAt, changed[c]!.id) > 0) yield fromChanged(changed[c++]!);
+    yield fromBase(p);
+  }
+  while (c < changed.length) yield fromChanged(changed[c++]!);
 }
 
 export function createProjectionMirror(opts: ProjectionMirrorOptions): ProjectionMirror {
@@ -297,6 +323,16 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
     head = { log: state.change_log, position: state.change_position };
   }
 
+  /**
+   * What a reader of the whole catalog holds on to: the snapshot's arrays never change, but which
+   * of its positions are gone does, so that is copied; the changed products in listing order are
+   * kept until the next change.
+   */
+  function frozenCatalog(): { goneNow: Uint8Array; changed: readonly ChangedProduct[] } {
+    changedInOrder ??= [...changedById.values()].sort((a, b) => compareListing(a.listedAt, a.id, b.listedAt, b.id));
+    return { goneNow: gone.slice(), changed: changedInOrder };
+  }
+
   function size(): number {
     return snapshot.count - goneCount + changedById.size;
   }
@@ -373,24 +409,34 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
     },
     exportSnapshot() {
       const base = snapshot;
-      // The snapshot's arrays never change; which of its positions are gone does, so it is copied.
-      const goneNow = gone.slice();
-      changedInOrder ??= [...changedById.values()].sort((a, b) => compareListing(a.listedAt, a.id, b.listedAt, b.id));
-      const changed = changedInOrder;
+      const { goneNow, changed } = frozenCatalog();
       return {
         head,
         size: size(),
         docs: {
-          *[Symbol.iterator]() {
-            let c = 0;
-            for (let p = 0; p < base.count; p++) {
-              if (goneNow[p] !== 0) continue;
-              while (c < changed.length && base.positions.compareWith(p, changed[c]!.listedAt, changed[c]!.id) > 0) yield changed[c++]!.bytes;
-              yield base.docBytes(p);
-            }
-            while (c < changed.length) yield changed[c++]!.bytes;
-          },
+          [Symbol.iterator]: () =>
+            inListingOrder(
+              base,
+              goneNow,
+              changed,
+              (p) => base.docBytes(p),
+              (c) => c.bytes,
+            ),
         },
+      };
+    },
+    listings() {
+      const base = snapshot;
+      const { goneNow, changed } = frozenCatalog();
+      return {
+        [Symbol.iterator]: () =>
+          inListingOrder<ListingStamp>(
+            base,
+            goneNow,
+            changed,
+            (p) => ({ slug: base.slugAt(p), listedAt: base.positions.arrays.listedAt[p]! }),
+            (c) => c,
+          ),
       };
     },
     productById(id) {

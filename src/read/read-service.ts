@@ -4,7 +4,7 @@ import type { SearchQuery } from '../contract/schemas.ts';
 import type { SearchHits, SearchIndex } from '../search/port.ts';
 import { parseQuery } from '../search/words.ts';
 import { etagOf } from './etag.ts';
-import type { MirroredProduct, ProjectionMirror } from './projection-mirror.ts';
+import type { ListingStamp, MirroredProduct, ProjectionMirror } from './projection-mirror.ts';
 
 /**
  * The read side used by REST and MCP alike: search, product by slug, categories. It reads only
@@ -38,6 +38,11 @@ export interface ReadService {
   /** Whether the listing page links the maker's site as a followed link (false for an unknown slug). */
   websiteFollowed(slug: string): boolean;
   categories(): ReadBody;
+  /**
+   * Every live listing's slug and listing time, newest first (the sitemap's rows), as the mirror
+   * holds them at this version: no document is decoded.
+   */
+  listings(): Iterable<ListingStamp>;
   /** Projection version the answers reflect. */
   readonly version: number;
   /** Response cache counters since start. */
@@ -45,6 +50,7 @@ export interface ReadService {
 }
 
 export { etagOf };
+export type { ListingStamp };
 
 /**
  * An answer kept as the bytes it is sent as; its text is decoded only when asked for (an MCP
@@ -189,6 +195,9 @@ export function createReadService(opts: ReadServiceOptions): ReadService {
     },
     websiteFollowed(slug) {
       return mirror.productBySlug(slug)?.websiteFollowed ?? false;
+    },
+    listings() {
+      return mirror.listings();
     },
     categories() {
       if (!categories) {

@@ -9,6 +9,7 @@ import { registerAccountPages } from './makers/account-routes.tsx';
 import { registerAdminPages } from './admin/admin-routes.tsx';
 import { registerBadgeImage } from './directory/badge-image.tsx';
 import { registerDirectoryPages } from './directory/directory-routes.tsx';
+import { registerMachineReadable, registerRobotsTxt } from './directory/machine-readable-routes.ts';
 import { registerMakerListingPages } from './makers/maker-listing-routes.tsx';
 import { registerMakerSession } from './maker-session.ts';
 import { sendPageError } from './page-errors.tsx';
@@ -43,10 +44,14 @@ export async function registerPages(app: FastifyInstance, deps: PagesDeps): Prom
     registerStylesheet(web);
     // The badge image makers' sites show: public, cached, and (like the stylesheet) not counted.
     registerBadgeImage(web);
+    // robots.txt is not counted either: a crawler refused it takes the whole site as disallowed.
+    registerRobotsTxt(web, deps);
     await web.register(async (pages) => {
       // Pages have a budget of their own: browsing, or a maker's work, never spends the API's.
       addRateLimitHook(pages, deps.rateLimits, 'pages');
       registerDirectoryPages(pages, deps);
+      // The sitemap and the Atom feeds: a crawler's visits spend the pages' budget, like pages.
+      registerMachineReadable(pages, deps);
       // The maker's pages: session cookie, form bodies, CSRF on every POST; never cached.
       await pages.register(async (maker) => {
         const secureCookies = new URL(deps.config.publicUrl).protocol === 'https:';

@@ -7,6 +7,8 @@ import type { ReadService } from '../../read/read-service.ts';
 import { createPageCache, type PageCache } from '../page-cache.ts';
 import { CategoryPage, categoryMap, HomePage, ListingPage, NotFoundPage, SearchPage, searchHref, type SearchFilters } from './directory-pages.tsx';
 import { sendPrivatePage } from '../render.ts';
+import { SITE_NAME } from '../components/layout.tsx';
+import { FeedLink, ListingHead, SiteHead } from './structured-data.tsx';
 
 /**
  * The directory pages, so that every `url` the API hands out opens something when SITE_URL is
@@ -53,7 +55,21 @@ export function registerDirectoryPages(scope: FastifyInstance, deps: DirectoryPa
 
   scope.get('/', async (request, reply) =>
     cache.send(request, reply, async () => ({
-      page: <HomePage categories={categories()} latest={await search({ page: 1, limit: HOME_NEWEST })} links={{ canonical: absolute('/') }} />,
+      page: (
+        <HomePage
+          categories={categories()}
+          latest={await search({ page: 1, limit: HOME_NEWEST })}
+          links={{
+            canonical: absolute('/'),
+            head: (
+              <>
+                <SiteHead title={SITE_NAME} description="Live listings of software and digital products, searchable, as pages, JSON and over MCP." pageUrl={absolute('/')} />
+                <FeedLink href="/feed.xml" title={`${SITE_NAME}: newest listings`} />
+              </>
+            ),
+          }}
+        />
+      ),
     })),
   );
 
@@ -80,7 +96,10 @@ export function registerDirectoryPages(scope: FastifyInstance, deps: DirectoryPa
             websiteFollowed={read.websiteFollowed(product.slug)}
             related={related}
             categories={categoryMap(all)}
-            links={{ canonical: absolute(`/products/${product.slug}`) }}
+            links={{
+              canonical: absolute(`/products/${product.slug}`),
+              head: <ListingHead product={product} category={category} pageUrl={absolute(`/products/${product.slug}`)} />,
+            }}
             now={now()}
           />
         ),
@@ -97,7 +116,18 @@ export function registerDirectoryPages(scope: FastifyInstance, deps: DirectoryPa
       const rawPage = request.query.page;
       const asked = rawPage === undefined || rawPage === '' ? 1 : typeof rawPage === 'string' && /^\d{1,9}$/.test(rawPage) ? Number(rawPage) : Number.NaN;
       const all = categories();
-      const links = (n: number) => ({ canonical: absolute(n > 1 ? `${base}?page=${n}` : base) });
+      const links = (n: number) => {
+        const canonical = absolute(n > 1 ? `${base}?page=${n}` : base);
+        return {
+          canonical,
+          head: (
+            <>
+              <SiteHead title={category.name} description={`${category.count} ${category.noun} in ${category.name}.`} pageUrl={canonical} />
+              <FeedLink href={`${base}/feed.xml`} title={`${category.name}: the newest ${category.noun}`} />
+            </>
+          ),
+        };
+      };
       if (!Number.isInteger(asked) || asked < 1) {
         // Not a page number: the first page, with the reason, as a 400 (not kept, not cached).
         const result = await search({ category: category.slug, page: 1, limit: CATEGORY_PAGE_SIZE });
@@ -130,7 +160,9 @@ export function registerDirectoryPages(scope: FastifyInstance, deps: DirectoryPa
         return { page: <SearchPage filters={filters} issues={err.issues ?? [{ path: [], message: err.message }]} categories={all} links={{ canonical: absolute(searchHref(filters)) }} />, status: 400 };
       }
       const result = await search(query);
-      return { page: <SearchPage filters={filters} result={result} categories={all} links={{ canonical: absolute(searchHref(filters, result.page)) }} /> };
+      const canonical = absolute(searchHref(filters, result.page));
+      const head = <SiteHead title={filters.q ? `Search: ${filters.q}` : 'All listings'} description={`${result.total} live listings${filters.q ? ` matching “${filters.q}”` : ''}.`} pageUrl={canonical} />;
+      return { page: <SearchPage filters={filters} result={result} categories={all} links={{ canonical, head }} /> };
     }),
   );
 

@@ -240,3 +240,24 @@ describe('listing and category pages', () => {
     expect(resultSlugs(bad.doc)).toHaveLength(24);
   });
 });
+
+describe('what every public page tells machines', () => {
+  it.each([
+    ['/', 'http://catalog.test/', '/feed.xml'],
+    ['/search?q=forge', 'http://catalog.test/search?q=forge', undefined],
+    ['/categories/design', 'http://catalog.test/categories/design', '/categories/design/feed.xml'],
+    ['/products/pixel-forge', 'http://catalog.test/products/pixel-forge', undefined],
+  ])('%s: one canonical link (%s), a link preview, and its feed when it has one', async (path, canonical, feed) => {
+    const { doc } = await page(path);
+    const links = doc.all('link');
+    expect(links.filter((l) => doc.attr(l, 'rel') === 'canonical').map((l) => doc.attr(l, 'href'))).toEqual([canonical]);
+    const og = Object.fromEntries(doc.all('meta').filter((m) => doc.attr(m, 'property')?.startsWith('og:')).map((m) => [doc.attr(m, 'property'), doc.attr(m, 'content')]));
+    expect(og['og:url']).toBe(canonical);
+    expect(og['og:title']).toBeTruthy();
+    const feeds = links.filter((l) => doc.attr(l, 'rel') === 'alternate' && doc.attr(l, 'type') === 'application/atom+xml').map((l) => doc.attr(l, 'href'));
+    expect(feeds).toEqual(feed ? [feed] : []);
+    const ld = doc.all('script').filter((s) => doc.attr(s, 'type') === 'application/ld+json');
+    expect(ld).toHaveLength(path.startsWith('/products/') ? 1 : 0);
+    if (ld.length > 0) expect(JSON.parse(doc.text(ld[0]!))).toMatchObject({ '@context': 'https://schema.org', name: 'Pixel Forge', url: canonical });
+  });
+});
