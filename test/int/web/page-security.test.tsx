@@ -52,7 +52,7 @@ describe('page security headers', () => {
     const res = await (await appWith('https://directory.example')).inject('/consent');
     // One header, not two: a second, stricter policy would still be enforced by the browser.
     expect(res.headers['content-security-policy']).toBe(
-      "default-src 'none';style-src 'self';img-src 'self' https: data:;form-action 'self' https://client.example;base-uri 'none';frame-ancestors 'none';upgrade-insecure-requests",
+      "default-src 'none';style-src 'self';script-src 'self';connect-src 'self';img-src 'self' https: data:;form-action 'self' https://client.example;base-uri 'none';frame-ancestors 'none';upgrade-insecure-requests",
     );
     expect(res.headers['referrer-policy']).toBe('same-origin');
   });

@@ -392,9 +392,26 @@ describeInBrowser('script injection through every field, shown on every page', (
       ({ htmls, own, allowedTags, rel, target }) => {
         const ownSet = new Set(own);
         const URL_ATTRS = new Set(['href', 'src', 'action', 'formaction', 'data', 'poster', 'background', 'srcdoc', 'xlink:href', 'dynsrc', 'lowsrc', 'codebase']);
+        // The pages' own scripts, in the head only: one structured-data block (never run; its JSON
+        // must parse, or text broke out of it) and the search page's file of this origin.
+        const ownScript = (el: Element, doc: Document) =>
+          el.localName === 'script' &&
+          el.parentElement === doc.head &&
+          ((el.getAttribute('type') === 'application/ld+json' && !el.hasAttribute('src') && el.attributes.length === 1) ||
+            (/^\/assets\/search\.[0-9a-f]{12}\.js$/.test(el.getAttribute('src') ?? '') && el.attributes.length === 2 && el.hasAttribute('defer') && el.textContent === ''));
         const analyze = (doc: Document) => {
           const out = new Set<string>();
+          const dataBlocks = Array.from(doc.scripts).filter((s) => ownScript(s, doc) && s.hasAttribute('type'));
+          if (dataBlocks.length > 1) out.add(`${dataBlocks.length} structured-data blocks`);
+          for (const block of dataBlocks) {
+            try {
+              JSON.parse(block.textContent ?? '');
+            } catch {
+              out.add(`structured data that is not JSON: ${(block.textContent ?? '').slice(0, 60)}`);
+            }
+          }
           for (const el of Array.from(doc.querySelectorAll('*'))) {
+            if (ownScript(el, doc)) continue;
             const name = el.namespaceURI === 'http://www.w3.org/1999/xhtml' ? el.localName : `${el.namespaceURI}:${el.localName}`;
             const inDescription = el.parentElement?.closest('.description') != null;
             for (const a of Array.from(el.attributes)) {
@@ -417,7 +434,8 @@ describeInBrowser('script injection through every field, shown on every page', (
             if (!ownSet.has(name)) out.add(`<${name}> (${el.outerHTML.slice(0, 80)})`);
             for (const a of Array.from(el.attributes)) if (!ownSet.has(`${name}@${a.name}`)) out.add(`<${name} ${a.name}="${a.value.slice(0, 60)}">`);
           }
-          if (doc.scripts.length > 0) out.add(`${doc.scripts.length} <script> element(s)`);
+          const scripts = Array.from(doc.scripts).filter((el) => !ownScript(el, doc)).length;
+          if (scripts > 0) out.add(`${scripts} <script> element(s)`);
           const parts = [doc.title, doc.body?.textContent ?? ''];
           for (const el of Array.from(doc.querySelectorAll('input'))) parts.push(el.getAttribute('value') ?? '');
           for (const el of Array.from(doc.querySelectorAll('textarea'))) parts.push(el.defaultValue);
@@ -437,6 +455,8 @@ describeInBrowser('script injection through every field, shown on every page', (
       const out = new Set<string>();
       for (const el of Array.from(document.querySelectorAll('*'))) {
         const name = el.namespaceURI === 'http://www.w3.org/1999/xhtml' ? el.localName : `${el.namespaceURI}:${el.localName}`;
+        // The head's own scripts are checked one by one (readDocuments), never learnt as markup.
+        if (name === 'script' && el.parentElement === document.head) continue;
         out.add(name);
         for (const a of Array.from(el.attributes)) out.add(`${name}@${a.name}`);
       }
@@ -488,7 +508,7 @@ describeInBrowser('script injection through every field, shown on every page', (
     if (ownMarkup) return;
     const base = await watchedTab({ signedIn: true });
     const own = new Set<string>();
-    const urls = ['/', '/products/plain-live', '/categories/xss-plain', '/products/no-such-listing', '/dashboard', '/dashboard/new', '/dashboard/listings/plain-live', '/dashboard/listings/plain-pending', '/admin/review', '/admin/listings/plain-pending'];
+    const urls = ['/', '/products/plain-live', '/categories/xss-plain', '/products/no-such-listing', '/search?q=plain', '/search?q=p', '/search?q=plain&category=xss-plain&page=2&limit=1', '/dashboard', '/dashboard/new', '/dashboard/listings/plain-live', '/dashboard/listings/plain-pending', '/admin/review', '/admin/listings/plain-pending'];
     if (mcpBaseSlug) urls.push(`/products/${mcpBaseSlug}`);
     for (const url of urls) {
       await base.page.goto(`${stack.baseUrl}${url}`);
@@ -657,6 +677,18 @@ describeInBrowser('script injection through every field, shown on every page', (
     await checkPages(sample.map((i) => `/admin/listings/xss-p${(i + 2) % N}`));
     // A missing listing's or category's page repeats the slug asked for.
     await checkPages(sample.flatMap((i) => [`/products/${encodeURIComponent(vec(i + 3).slice(0, 150))}`, `/categories/${encodeURIComponent(vec(i + 1).slice(0, 150))}`]), 404);
+    // The search page shows its words back (the box, the title), the listings they find, and
+    // the API's refusal of words it does not take: each vector as a query, as taken or refused.
+    const searches = new Map<number, string[]>([[200, []], [400, []]]);
+    for (const i of sample) {
+      const path = `/search?q=${encodeURIComponent(vec(i).slice(0, 120))}`;
+      searches.get((await fetch(`${stack.baseUrl}/api/v1${path}`)).status)!.push(path);
+    }
+    expect(searches.get(200)!.length).toBeGreaterThan(0);
+    for (const [status, paths] of searches) {
+      const shownSearches = await checkPages(paths, status);
+      for (const path of paths) expectShown(shownSearches.get(path)!, [new URLSearchParams(path.slice('/search?'.length)).get('q')!.trim()], path);
+    }
 
     // Every description as REST serves it, parsed by Chromium inside a description's place.
     const descriptions: string[] = [];
