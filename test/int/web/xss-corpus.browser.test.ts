@@ -394,7 +394,7 @@ describeInBrowser('script injection through every field, shown on every page', (
         const URL_ATTRS = new Set(['href', 'src', 'action', 'formaction', 'data', 'poster', 'background', 'srcdoc', 'xlink:href', 'dynsrc', 'lowsrc', 'codebase']);
         // The pages' own scripts, in the head only: one structured-data block (never run; its JSON
         // must parse, or text broke out of it) and the search page's file of this origin.
-        const ownScript = (el: Element, doc: Document) =>
+        const ownScript = (el: globalThis.Element, doc: Document) =>
           el.localName === 'script' &&
           el.parentElement === doc.head &&
           ((el.getAttribute('type') === 'application/ld+json' && !el.hasAttribute('src') && el.attributes.length === 1) ||
