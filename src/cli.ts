@@ -2,15 +2,10 @@
  * The `catalog` command. Each subcommand lives in src/cli/<name>.ts and exports a default
  * function taking its arguments and resolving to the exit code.
  */
-import { readFileSync } from 'node:fs';
-import { ConfigError } from './config/config.ts';
-import { isDatabaseUnavailable } from './db/unavailable.ts';
+import { describeFailure } from './cli/start-failure.ts';
 import { handleStops, isStopping } from './util/process-stop.ts';
-import { projectPath } from './util/project-file.ts';
 import { keepTickObjectShape } from './util/tick-shape.ts';
-
-/** Exit status of a command that met an unreachable database: try again later (sysexits' EX_TEMPFAIL). */
-const EXIT_TEMPORARY_FAILURE = 75;
+import { SERVICE_VERSION } from './util/version.ts';
 
 const commands: Record<string, { summary: string; load: () => Promise<{ default: (args: string[]) => Promise<number> }> }> = {
   serve: { summary: 'run the whole service: migrations, API (REST + MCP) and projector in one process', load: () => import('./cli/serve.ts') },
@@ -47,8 +42,7 @@ function usage(): string {
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (name === '--version' || name === '-v') {
-    const pkg = JSON.parse(readFileSync(projectPath('package.json'), 'utf8')) as { version: string };
-    console.log(pkg.version);
+    console.log(SERVICE_VERSION);
     return 0;
   }
   if (!name || name === '--help' || name === '-h' || name === 'help') {
@@ -77,23 +71,17 @@ async function main(argv: string[]): Promise<number> {
   return mod.default(rest);
 }
 
-main(process.argv.slice(2)).then(
+const argv = process.argv.slice(2);
+main(argv).then(
   (code) => {
     process.exitCode = code;
   },
   (err: unknown) => {
     // A start cut short by a stop fails in whatever it was doing; the stop says why and exits.
     if (isStopping()) return;
-    if (err instanceof ConfigError) {
-      console.error(`catalog: configuration error: ${err.message}`);
-    } else if (isDatabaseUnavailable(err)) {
-      // Not a bug: say what happened in one line, with an exit status scripts can retry on.
-      console.error(`catalog: the database cannot be reached (${(err as Error).message}); retry once it is back`);
-      process.exitCode = EXIT_TEMPORARY_FAILURE;
-      return;
-    } else {
-      console.error(`catalog: ${(err as Error)?.stack ?? String(err)}`);
-    }
-    process.exitCode = 1;
+    // What the failure says, and the status it ends with (src/cli/start-failure.ts; docs/operating.md).
+    const failure = describeFailure(err, { longRunning: LONG_RUNNING.has(argv[0] ?? '') });
+    console.error(failure.lines.join('\n'));
+    process.exitCode = failure.exitCode;
   },
 );

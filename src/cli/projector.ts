@@ -8,6 +8,7 @@ import { createPool, type Pool } from '../db/pool.ts';
 import { createSiteFetcher } from '../sites/safe-fetch.ts';
 import type { Logger } from 'pino';
 import { configFromArgs, parseCommandArgs } from './common.ts';
+import { logStartFailure } from './start-failure.ts';
 import { createLogger, logWritten } from '../util/logger.ts';
 import { isStopping, onStop, requestStop, setStopLog } from '../util/process-stop.ts';
 
@@ -27,6 +28,13 @@ export default async function projector(args: string[]): Promise<number> {
   const config = configFromArgs(parsed.values);
   const logger = createLogger(config, { onOutputClosed: (err) => requestStop({ kind: 'output-closed', err }) });
   setStopLog(logger, () => logWritten(logger));
+  return run(config, logger).catch(async (err: unknown) => {
+    await logStartFailure(logger, err);
+    throw err;
+  });
+}
+
+async function run(config: Config, logger: Logger): Promise<number> {
   const database = await openDatabase(config, (line) => logger.info(line));
   // Cleanups run newest first: the database closes last.
   onStop(() => database.close());

@@ -1,5 +1,8 @@
 import { openDatabase, superviseEmbedded } from '../db/open.ts';
+import type { Logger } from 'pino';
+import type { Config } from '../config/config.ts';
 import { configFromArgs, parseCommandArgs } from './common.ts';
+import { checkPortFree, logStartFailure } from './start-failure.ts';
 import { createLogger, logIsPretty, logWritten, writeToLogOutput } from '../util/logger.ts';
 import { isStopping, onStop, requestStop, setStopLog } from '../util/process-stop.ts';
 import { prefetchSnapshot } from '../read/snapshot-file.ts';
@@ -22,6 +25,16 @@ export async function runService(args: string[], help: string, opts: { projector
   const config = configFromArgs(parsed.values);
   const logger = createLogger(config, { onOutputClosed: (err) => requestStop({ kind: 'output-closed', err }) });
   setStopLog(logger, () => logWritten(logger));
+  const demo = opts.demoFlag && !(parsed.values as Record<string, unknown>)['no-demo'];
+  return start(config, logger, { projector: opts.projector, demo }).catch(async (err: unknown) => {
+    await logStartFailure(logger, err);
+    throw err;
+  });
+}
+
+async function start(config: Config, logger: Logger, opts: { projector: boolean; demo: boolean }): Promise<number> {
+  // A port another process holds is said at once, not after the database and the catalog load.
+  await checkPortFree(config.host, config.port);
   // The database starts (or is found) while the service's modules load. Loading them keeps
   // this process busy, so an embedded server is first set going: its process then starts on the
   // other core meanwhile, instead of after.
@@ -47,7 +60,7 @@ export async function runService(args: string[], help: string, opts: { projector
   try {
     service = await startService(config, {
       projector: opts.projector,
-      demo: opts.demoFlag && !(parsed.values as Record<string, unknown>)['no-demo'],
+      demo: opts.demo,
       logger,
       database,
       ...(snapshotPrefetch && { snapshotPrefetch }),

@@ -35,7 +35,7 @@ const flag = (byDefault: 'true' | 'false' = 'false') =>
 const positiveInt = (min: number, max: number) =>
   z
     .string()
-    .regex(/^\d+$/, { error: 'must be a whole number' })
+    .regex(/^\d+$/, { error: `must be a whole number from ${min} to ${max}` })
     .transform(Number)
     .pipe(z.number().int().min(min, { error: `must be at least ${min}` }).max(max, { error: `must be at most ${max}` }));
 
@@ -239,16 +239,48 @@ export interface HeldLimits {
   readonly total: number;
 }
 
+/** One bad setting: the variable, the value given as it may be shown, and what is accepted. */
+export interface ConfigProblem {
+  readonly variable: string;
+  /** The value given, quoted, with passwords and keys hidden; undefined when unset. */
+  readonly given: string | undefined;
+  readonly message: string;
+}
+
 export class ConfigError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** Each bad setting, for a caller that reports them with the values given. */
+    readonly problems: readonly ConfigProblem[] = [],
+  ) {
     super(message);
     this.name = 'ConfigError';
   }
 }
 
+/** Variables whose values are secrets: never repeated in a message. */
+const SECRET_VARIABLES = new Set(['MEILI_KEY', 'STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET']);
+
+/**
+ * A value as an error message may repeat it: quoted (so that spaces and control characters show
+ * and it stays on one line), shortened, a URL's user and password hidden, a secret not at all.
+ */
+export function shownValue(variable: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (SECRET_VARIABLES.has(variable)) return '(hidden)';
+  // Whatever precedes an @ after the scheme is a URL's user and password, parseable or not.
+  const safe = variable.endsWith('_URL') ? value.replace(/^([a-z][a-z0-9+.-]*:\/\/)?[^/?#]*@/i, (_m, scheme: string | undefined) => `${scheme ?? ''}***@`) : value;
+  return JSON.stringify(safe.length > 80 ? `${safe.slice(0, 79)}…` : safe);
+}
+
+function configError(problems: ConfigProblem[]): ConfigError {
+  return new ConfigError(problems.map((p) => `${p.variable}: ${p.message}`).join('\n'), problems);
+}
+
 /**
  * Parses the environment. On a bad value throws a ConfigError whose message is one line per
- * problem, each naming the variable: `PORT: must be a whole number`.
+ * problem, each naming the variable: `PORT: must be a whole number from 0 to 65535`; its
+ * `problems` carry the values given too.
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Record<keyof Env, string>> = {}): Config {
   const raw: Record<string, string | undefined> = {};
@@ -259,17 +291,30 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   }
   const parsed = envSchema.safeParse(raw);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'environment'}: ${issue.message}`);
-    throw new ConfigError(lines.join('\n'));
+    throw configError(
+      parsed.error.issues.map((issue) => {
+        const variable = issue.path.join('.') || 'environment';
+        return { variable, given: shownValue(variable, raw[variable]), message: issue.message };
+      }),
+    );
   }
   const e = parsed.data;
   // Stripe counts some currencies in other units than ISO 4217 does (src/money/stripe-amounts.ts):
   // a price it cannot charge exactly stops the start rather than the first payment.
   const stripeProblem = e.STRIPE_SECRET_KEY ? stripeAmountProblem(e.PREMIUM_PRICE) : undefined;
-  if (stripeProblem) throw new ConfigError(`PREMIUM_PRICE: ${stripeProblem} (STRIPE_SECRET_KEY is set)`);
+  if (stripeProblem) {
+    throw configError([{ variable: 'PREMIUM_PRICE', given: shownValue('PREMIUM_PRICE', raw.PREMIUM_PRICE), message: `${stripeProblem} (STRIPE_SECRET_KEY is set)` }]);
+  }
   // Node refuses a header deadline past the request's (the headers are part of the request).
   if (e.HEADERS_TIMEOUT_SECONDS > e.REQUEST_TIMEOUT_SECONDS) {
-    throw new ConfigError(`HEADERS_TIMEOUT_SECONDS: must be at most REQUEST_TIMEOUT_SECONDS (${e.REQUEST_TIMEOUT_SECONDS})`);
+    throw configError([
+      {
+        variable: 'HEADERS_TIMEOUT_SECONDS',
+        // Left unset, its default is what is too long.
+        given: shownValue('HEADERS_TIMEOUT_SECONDS', String(e.HEADERS_TIMEOUT_SECONDS)),
+        message: `must be at most REQUEST_TIMEOUT_SECONDS (${e.REQUEST_TIMEOUT_SECONDS})`,
+      },
+    ]);
   }
   const publicUrl = e.PUBLIC_URL ?? `http://${e.HOST.includes(':') ? `[${e.HOST}]` : e.HOST === '0.0.0.0' ? 'localhost' : e.HOST}:${e.PORT}`;
   const config: Config = {

