@@ -6,11 +6,13 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectPath } from '../../src/util/project-file.ts';
 import { FIXTURE_IDS } from '../helpers/fixtures.ts';
+import { runnableBlocks } from '../helpers/markdown-docs.ts';
 import { startTestStack, type TestStack } from '../helpers/stack.ts';
 import { insertListing, updateListing } from '../helpers/write-model.ts';
 
 /**
- * The README's curl + jq script that keeps a mirror of the catalog, run as it is printed there
+ * The curl + jq script of docs/api.md that keeps a mirror of the catalog (the runnable block
+ * named `mirror-catalog`: docs/development.md, "Runnable blocks"), run as it is printed there
  * against a live service: it exports, follows the feed, and starts over from a new export when
  * its cursor expired. Needs sh, curl and jq (CI installs jq); without them it is skipped with a
  * line saying so, except under CI=true, where it fails.
@@ -23,12 +25,12 @@ let stack: TestStack;
 let work: string;
 const scripts: ChildProcess[] = [];
 
-/** The script block of the README section "Export and change feed". */
-async function readmeScript(): Promise<string> {
-  const readme = await readFile(projectPath('README.md'), 'utf8');
-  const m = /```sh\n(#!\/bin\/sh\n# mirror-catalog:[\s\S]*?)```/.exec(readme);
-  if (!m) throw new Error('README.md has no mirror-catalog script');
-  return m[1]!;
+/** The script block of docs/api.md, section "Export and change feed". */
+async function mirrorScript(): Promise<string> {
+  const blocks = runnableBlocks('docs/api.md', await readFile(projectPath('docs/api.md'), 'utf8'));
+  const block = blocks.find((b) => b.name === 'mirror-catalog');
+  if (!block) throw new Error('docs/api.md has no runnable block named mirror-catalog');
+  return `${block.code}\n`;
 }
 
 beforeAll(async () => {
@@ -36,7 +38,7 @@ beforeAll(async () => {
   // The test's own checks read the export and every product often: budgets out of their way.
   stack = await startTestStack({ listen: true, env: { RATE_LIMIT_EXPORT_PER_MIN: '1000', RATE_LIMIT_OTHER_PER_MIN: '100000' } });
   work = await mkdtemp(path.join(os.tmpdir(), 'mirror-script-'));
-  await writeFile(path.join(work, 'mirror-catalog.sh'), await readmeScript());
+  await writeFile(path.join(work, 'mirror-catalog.sh'), await mirrorScript());
 });
 afterAll(async () => {
   for (const s of scripts) if (s.exitCode === null && s.signalCode === null) process.kill(-s.pid!, 'SIGKILL');
@@ -93,7 +95,7 @@ async function expectMirrorOfLive(dir: string): Promise<void> {
   }
 }
 
-describe.runIf(runnable || process.env.CI)('the README mirror script', () => {
+describe.runIf(runnable || process.env.CI)('the mirror script of docs/api.md', () => {
   it('exports, then follows the feed: renames, leavers, newcomers and edits all reach the file', async () => {
     const dir = path.join(work, 'mirror');
     const script = runScript(dir);

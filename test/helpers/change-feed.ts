@@ -3,7 +3,7 @@ import type pg from 'pg';
 /**
  * The change log and a consumer of the export and the feed, for the tests of both: the log read
  * straight from projection.changes, and a client that keeps a copy of the catalog (slug →
- * Product JSON text) over real HTTP, the way the README tells consumers to.
+ * Product JSON text) over real HTTP, the way docs/api.md tells consumers to.
  */
 type Db = Pick<pg.ClientBase, 'query'>;
 
