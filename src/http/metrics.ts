@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ProjectionMirror } from '../read/projection-mirror.ts';
 import type { ReadService } from '../read/read-service.ts';
+import type { ProjectionFacts } from '../read/projection-facts.ts';
 import type { HeldKind } from '../contract/errors.ts';
 import type { HeldRequests } from './held-requests.ts';
 import type { Bucket, RateLimits } from './rate-limit.ts';
@@ -43,12 +44,14 @@ export interface MetricsSources {
   mirror: ProjectionMirror;
   /** Outbox rows the projector has not applied yet; queried at scrape time. */
   lag: () => Promise<ProjectionLag>;
+  /** The projectors connected, the newest snapshot and the change log's window; queried at scrape time. */
+  facts?: () => Promise<ProjectionFacts>;
 }
 
 const BUCKETS: readonly Bucket[] = ['search', 'other', 'pages', 'export', 'changes'];
 
 export function createMetrics(sources: MetricsSources): Metrics {
-  const { read, rateLimits, mirror, lag } = sources;
+  const { read, rateLimits, mirror, lag, facts } = sources;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
@@ -189,6 +192,62 @@ export function createMetrics(sources: MetricsSources): Metrics {
       this.set(l ? l.unprojectedRows : Number.NaN);
     },
   });
+
+  // Redis holds the shared budgets; without it each process counts its own (docs/operating.md).
+  const redis = rateLimits.redis;
+  if (redis) {
+    new Gauge({
+      name: 'catalog_redis_up',
+      help: 'Whether the connection to REDIS_URL is ready (1) or not (0): while it is not, request budgets and sign-in limits are counted per process.',
+      registers: [registry],
+      collect() {
+        this.set(redis.status === 'ready' ? 1 : 0);
+      },
+    });
+  }
+
+  // One query per scrape feeds the gauges of the cluster behind this process.
+  if (facts) {
+    let pendingFacts: Promise<ProjectionFacts | undefined> | undefined;
+    const factsOnce = () => {
+      pendingFacts ??= facts()
+        .catch(() => undefined)
+        .finally(() => {
+          pendingFacts = undefined;
+        });
+      return pendingFacts;
+    };
+    const factGauge = (name: string, help: string, value: (f: ProjectionFacts) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers: [registry],
+        async collect() {
+          const f = await factsOnce();
+          this.set(f ? value(f) : Number.NaN);
+        },
+      });
+    factGauge(
+      'catalog_projector_sessions',
+      'Projector processes connected to the database, the leader and its standbys (NaN when unknown).',
+      (f) => f.projectorSessions,
+    );
+    factGauge(
+      'catalog_snapshot_age_seconds',
+      'Age of the newest complete projection snapshot, which processes load at start (NaN when there is none or it is unknown).',
+      (f) => f.snapshot?.ageSeconds ?? Number.NaN,
+    );
+    factGauge(
+      'catalog_snapshot_versions_behind',
+      'Projection versions committed since the newest complete snapshot (NaN when there is none or it is unknown).',
+      (f) => (f.snapshot ? f.projectionVersion - f.snapshot.version : Number.NaN),
+    );
+    factGauge(
+      'catalog_change_feed_retained_changes',
+      'Changes the change feed still holds: its head position less the position through which it was pruned (NaN when unknown).',
+      (f) => f.changeHead - f.changesPrunedThrough,
+    );
+  }
 
   // Requests held open (docs/connections.md): places taken now, and refusals since start, counted
   // by held-requests.ts in plain numbers and added to the counter when it is read.
