@@ -1,11 +1,11 @@
 /**
- * `npm run chaos`: the cluster of the README's "Running several processes" (N `catalog api`, two
+ * `npm run chaos`: the cluster of docs/operating.md's "One process or a cluster" (N `catalog api`, two
  * `catalog projector`, Redis, PostgreSQL; all the run's own) under makers' writes and readers on
  * every process, while faults follow one another: the leading projector SIGKILLed, PostgreSQL
  * restarted, PostgreSQL frozen (SIGSTOP) for 8 s, Redis stopped for 10 s, Redis frozen for 8 s,
  * an API process SIGKILLed. Afterwards the clients' ledger
  * is held against PostgreSQL and the projection against the write model. Prints one JSON object
- * (see the README section "Running several processes" for every field).
+ * (see docs/operating.md, "The chaos check", for every field).
  */
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';

@@ -56,6 +56,8 @@ export interface Projector {
    */
   catchUp(): Promise<void>;
   readonly isLeader: boolean;
+  /** While leading, the backend process id of the session holding the leader's lock (`catalog status` matches it in pg_locks). */
+  readonly leaderSessionPid: number | undefined;
   /**
    * When leading: resolves once the database holds a usable projection snapshot, writing one
    * if there is none (the first start after an upgrade, a fresh catalog).
@@ -412,6 +414,9 @@ export function createProjector(opts: ProjectorOptions): Projector {
   return {
     get isLeader() {
       return leadership.isLeader;
+    },
+    get leaderSessionPid() {
+      return leadership.sessionPid;
     },
     async start() {
       pool = createPool(opts.connectionString, { max: 4, applicationName: 'catalog-projector' });

@@ -12,6 +12,7 @@ const commands: Record<string, { summary: string; load: () => Promise<{ default:
   api: { summary: 'run an API process only (REST + MCP), for scale-out behind a proxy', load: () => import('./cli/api.ts') },
   projector: { summary: 'run the projector only (one active per database; others wait as standby)', load: () => import('./cli/projector.ts') },
   migrate: { summary: 'apply pending database migrations', load: () => import('./cli/migrate.ts') },
+  status: { summary: 'one screen on the cluster: database, Redis, migrations, projector, lag, snapshot, change feed, API processes (--json); exit 1 when unhealthy', load: () => import('./cli/status.ts') },
   import: { summary: 'import an NDJSON catalog file (or - for stdin)', load: () => import('./cli/import.ts') },
   reindex: { summary: 'rebuild the projection and the search index from the write model', load: () => import('./cli/reindex.ts') },
   maker: { summary: 'print a fresh sign-in link for a maker (maker link EMAIL)', load: () => import('./cli/maker.ts') },

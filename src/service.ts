@@ -8,12 +8,14 @@ import type { BadgeRecheckJob, BadgeRecheckSettings } from './catalog/badges/bad
 import type { Payments } from './payments/payments.ts';
 import type { Projector } from '../projector/projector.ts';
 import { projectionLag } from '../projector/lag.ts';
+import { projectionFacts } from './read/projection-facts.ts';
 import type { Config } from './config/config.ts';
 import { migrate } from './db/migrate.ts';
 import { openDatabase, superviseEmbedded, type OpenedDatabase } from './db/open.ts';
 import { createPool, REQUEST_DEADLINES, type Pool } from './db/pool.ts';
 import { withDeadline } from './util/deadline.ts';
 import type { Readiness } from './http/operations.ts';
+import { startHeartbeat } from './ops/heartbeat.ts';
 import { connectRedis, createRateLimits, type RateLimits } from './http/rate-limit.ts';
 import { createKeyTable } from './auth/consumer-key-table.ts';
 import { usageSpace } from './auth/consumer-keys.ts';
@@ -324,7 +326,7 @@ export async function startService(config: Config, opts: StartOptions): Promise<
       },
     };
 
-    const metrics = createMetrics({ read, rateLimits, mirror, lag: () => projectionLag(pool) });
+    const metrics = createMetrics({ read, rateLimits, mirror, lag: () => projectionLag(pool), facts: () => projectionFacts(pool) });
     const fetcher = createSiteFetcher({ allowLoopback: config.fetchAllowLoopback, ...opts.fetchOptions });
     cleanups.push(() => fetcher.close());
     const maker: MakerCatalog = {
@@ -369,6 +371,17 @@ export async function startService(config: Config, opts: StartOptions): Promise<
       url = await app.listen({ host: config.host, port: config.port });
     }
     phase('app');
+    // Who this process is and the version it serves, for `catalog status` (src/ops/heartbeat.ts).
+    // On the requests' pool for its deadlines: a beat on a frozen database fails within
+    // seconds rather than holding a connection.
+    const heartbeat = startHeartbeat({
+      db: pool,
+      command: opts.projector ? 'serve' : 'api',
+      url,
+      state: () => ({ leads: projector?.isLeader, leaderSessionPid: projector?.leaderSessionPid, projectionVersion: mirror.version, mirrorCheckedAt: mirror.checkedAt }),
+      log: logger.child({ component: 'heartbeat' }),
+    });
+    cleanups.push(() => heartbeat.stop());
     logger.info({ ms: phases, listings: mirror.size, mirror: mirror.loadedFrom }, 'started');
     // The OAuth server is built on first use; build it now that reads are answered, so the
     // first authorization does not wait for it either.

@@ -7,7 +7,7 @@ import type { MakerSites } from './maker-sites.ts';
 import { freeLoopbackPort, type RedisServer } from './redis-server.ts';
 
 /**
- * The service as the README's "Running several processes" section runs it: N `catalog api`
+ * The service as docs/operating.md's "One process or a cluster" section runs it: N `catalog api`
  * processes and M `catalog projector` processes (real child processes of bin/catalog.js) on one
  * PostgreSQL and one Redis. Each API process keeps its port across restarts, as behind a proxy;
  * every process logs JSON, which the run reads (sign-in mails, leadership, scheduled jobs).

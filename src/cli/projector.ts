@@ -6,6 +6,7 @@ import { migrate } from '../db/migrate.ts';
 import { openDatabase } from '../db/open.ts';
 import { createPool, type Pool } from '../db/pool.ts';
 import { createSiteFetcher } from '../sites/safe-fetch.ts';
+import { startHeartbeat } from '../ops/heartbeat.ts';
 import type { Logger } from 'pino';
 import { configFromArgs, parseCommandArgs } from './common.ts';
 import { logStartFailure } from './start-failure.ts';
@@ -60,6 +61,9 @@ async function run(config: Config, logger: Logger): Promise<number> {
     await running.start();
     const pool = createPool(database.connectionString, { max: 2, applicationName: 'catalog projector' });
     onStop(() => pool.end());
+    // Leading or standing by, for `catalog status` (src/ops/heartbeat.ts).
+    const heartbeat = startHeartbeat({ db: pool, command: 'projector', state: () => ({ leads: running.isLeader, leaderSessionPid: running.leaderSessionPid }), log: logger.child({ component: 'heartbeat' }) });
+    onStop(() => heartbeat.stop());
     const rechecks = await startBadgeRechecks(config, database.connectionString, pool, logger);
     // A stop finishes the current batch; one that cannot complete (say the database went away)
     // is cut short after the grace period, and a second signal ends the process at once.

@@ -6,7 +6,7 @@ import { stripeAmountProblem } from '../money/stripe-amounts.ts';
 
 /**
  * The whole configuration of a process, read once from the environment.
- * Every variable is documented in the README's configuration table.
+ * Every variable is documented in the configuration table of docs/operating.md.
  */
 const httpUrl = z
   .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })

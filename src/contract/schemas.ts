@@ -103,7 +103,7 @@ export const errorSchema = z
   })
   .meta({ id: 'Error', title: 'Error' });
 
-/** A position in the change feed: opaque to clients (README: "The change feed"). */
+/** A position in the change feed: opaque to clients (docs/api.md: "Export and change feed"). */
 export const CURSOR_PATTERN = /^([0-9a-f]{8})-(0|[1-9][0-9]{0,14})$/;
 const cursorSchema = z.string().describe('a position in the change feed; opaque');
 

@@ -15,6 +15,8 @@ export const LEADER_APPLICATION_NAME = 'catalog-projector-leader';
  */
 export interface Leadership {
   readonly isLeader: boolean;
+  /** The leading session's backend process id (as pg_locks names it) while leading. */
+  readonly sessionPid: number | undefined;
   /** Tries once to become leader; true when this process leads (now or already). */
   tryAcquire(): Promise<boolean>;
   /**
@@ -67,6 +69,9 @@ export function createLeadership(connectionString: string, opts: LeadershipOptio
   return {
     get isLeader() {
       return leader;
+    },
+    get sessionPid() {
+      return leader ? backendPid : undefined;
     },
     async tryAcquire() {
       if (leader) return true;

@@ -15,7 +15,7 @@ export const EXPORT_CHUNK_BYTES = 256 * 1024;
 /**
  * Compression levels chosen to stream a large catalog at a sane speed on one core: on the
  * benchmark machine, brotli quality 4 and gzip level 4 both compress the 120 MB export of
- * 85,000 demo listings at about 100 MB/s (1.2 s), to 15 and 21 MB (README: "Performance"),
+ * 85,000 demo listings at about 100 MB/s (1.2 s), to 15 and 21 MB (docs/performance.md),
  * faster than most links carry it. Brotli's default quality, 11, runs at a few MB/s: minutes
  * for a large catalog.
  */

@@ -13,7 +13,7 @@ import { createHeldRequests, type HeldHolder } from './held-requests.ts';
 import type { Metrics } from './metrics.ts';
 
 /**
- * GET /export and GET /changes under /api/v1 (README: "Export and change feed"), registered
+ * GET /export and GET /changes under /api/v1 (docs/api.md: "Export and change feed"), registered
  * inside the REST scope so CORS, the rate limit and the error object are the same as on every
  * other endpoint. The export spends from its own budget (an answer is the whole catalog), the
  * feed from its own (a consumer following it must keep its budget for other calls); a long

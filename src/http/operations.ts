@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { Gauge } from 'prom-client';
 import { NO_STORE } from './caching.ts';
 import type { Metrics } from './metrics.ts';
 import { SERVICE_VERSION } from '../util/version.ts';
@@ -29,6 +30,19 @@ export async function registerOperations(app: FastifyInstance, deps: OperationsD
   const { readiness, metrics } = deps;
   // Probes and scrapes come every few seconds: keep them out of the request log.
   const quiet = { logLevel: 'warn' as const };
+
+  // Readiness in the metrics too, so that an alert can say which check fails (docs/operating.md).
+  new Gauge({
+    name: 'catalog_readiness_check',
+    help: 'Each /readyz check at scrape time: 1 passing, 0 failing (database, projection_mirror, projector, redis); /readyz is 503 while one is 0.',
+    labelNames: ['check'] as const,
+    registers: [metrics.registry],
+    async collect() {
+      this.reset();
+      const { checks } = await readiness.check().catch(() => ({ checks: { readiness: { ok: false } } as Record<string, ReadinessCheck> }));
+      for (const [check, { ok }] of Object.entries(checks)) this.set({ check }, ok ? 1 : 0);
+    },
+  });
 
   const health = { status: 'ok', version: SERVICE_VERSION } as const;
   app.get('/healthz', quiet, async (_request, reply) => reply.header('cache-control', NO_STORE).send(health));

@@ -6,7 +6,7 @@ import type { CatalogSnapshot, ProjectionMirror } from './projection-mirror.ts';
 
 /**
  * The bulk export and the change feed for consumers that keep a copy of the whole catalog
- * (README: "Export and change feed"). The export is this process's mirror at one position of
+ * (docs/api.md: "Export and change feed"). The export is this process's mirror at one position of
  * the change log; the feed reads the log (projection.changes) from PostgreSQL, never past that
  * same position, so a change is announced only once GET /products/{slug} on this process shows
  * it, and export + the changes after its cursor = the live catalog.

@@ -4,7 +4,7 @@ import { CURSOR_PATTERN } from '../contract/schemas.ts';
  * Cursors of the change feed. A cursor names a position in the change log of one catalog
  * database: `<log>-<position>`, where `log` is the 8 hex digits that database's log was given
  * when it was created (migration 009) and `position` the last change the holder has applied.
- * Clients treat cursors as opaque (README: "The change feed"); the log part lets the feed tell
+ * Clients treat cursors as opaque (docs/api.md: "Export and change feed"); the log part lets the feed tell
  * a cursor of another database, or of a database recreated since, from one of its own.
  */
 export interface ChangeLogPosition {

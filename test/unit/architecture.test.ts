@@ -19,6 +19,7 @@ const FLOORS = [
   'src/mcp',
   'src/web',
   'src/http',
+  'src/ops',
   'projector',
   'src/demo',
   'src/payments',
@@ -41,6 +42,7 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   'src/http': ['src/read', 'src/auth', 'src/payments', 'src/db', 'src/contract', 'src/config', 'src/util'],
   'src/payments': ['src/catalog', 'src/auth', 'src/money', 'src/db', 'src/config', 'src/contract'],
   'src/demo': ['src/catalog'],
+  'src/ops': ['projector/lag.ts', 'src/db', 'src/util'],
   projector: ['src/read', 'src/search', 'src/db', 'src/contract', 'src/util', 'src/catalog/listings/listing-rules.ts'],
   'src/catalog': ['src/auth', 'src/sites', 'src/db', 'src/money', 'src/contract', 'src/util'],
   'src/read': ['src/search', 'src/db', 'src/contract', 'src/util'],
@@ -167,5 +169,10 @@ describe('who writes which tables', () => {
 
   it('only accounts write the authorization records', () => {
     expect(writers('auth').filter((w) => !w.startsWith('src/auth/'))).toEqual([]);
+  });
+
+  it("only the processes' heartbeats write the operators' records", () => {
+    expect(writers('ops').filter((w) => !w.startsWith('src/ops/heartbeat.ts'))).toEqual([]);
+    expect(writers('ops').length).toBeGreaterThan(0);
   });
 });

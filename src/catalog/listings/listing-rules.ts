@@ -115,7 +115,7 @@ export type CheckOutcome = { readonly publish: true; readonly reasons: readonly 
 
 /**
  * Publishes a submission only when every rule holds; otherwise it waits in the review queue with
- * every reason recorded for the admin. The rules (also in the README):
+ * every reason recorded for the admin. The rules (also in docs/makers.md):
  * 1. the site answered with an HTML page;
  * 2. it did not redirect to another site;
  * 3. the listing has a name and a punchline;
