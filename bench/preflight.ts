@@ -44,6 +44,9 @@ function problemWith(scenario: Scenario, r: LoadRequest, answer: { status: numbe
     if (!Array.isArray(body.products)) return `${where}: no products array in ${answer.text.slice(0, 200)}`;
     if (!body.total) return 'empty';
   }
+  if (scenario.kind === 'page') {
+    if (!answer.type?.startsWith('text/html') || !answer.text.startsWith('<!doctype html>')) return `${where}: not an HTML page (${answer.type}): ${answer.text.slice(0, 200)}`;
+  }
   if (scenario.kind === 'mcp') {
     const msg = mcpMessage(answer.type, answer.text);
     if (msg.error || !msg.result || msg.result.isError) return `${where}: the tool call failed: ${answer.text.slice(0, 300)}`;

@@ -168,6 +168,9 @@ const FAMILIES: Array<[family: string, frame: RegExp]> = [
   ['MCP: route and fast path (src/mcp)', /src\/mcp\//],
   ['REST handlers (rest.ts)', /src\/http\/rest\.ts/],
   ['direct reads: request glue, headers (direct-reads.ts)', /src\/http\/direct-reads\.ts/],
+  ['pages: rendering (preact, src/web/directory, components)', /preact|src\/web\/directory\/|src\/web\/components\//],
+  ['pages: security headers (page-security.ts, helmet)', /src\/web\/page-security\.ts|helmet/],
+  ['pages: page cache (page-cache.ts)', /src\/web\/page-cache\.ts/],
   ['routing (find-my-way)', /find-my-way/],
   ['Node: HTTP request parsing', /^(parserOnHeadersComplete|parserOnIncoming) /],
 ];

@@ -9,7 +9,7 @@ import type { LoadRequest } from './load.ts';
  * (CACHE_MAX_ENTRIES=0), so every request is computed.
  */
 export type Target = 'serve' | 'api' | 'redis' | 'hello' | 'body' | 'answer';
-export type Kind = 'baseline' | 'search-cached' | 'search-uncached' | 'product' | 'product-budget' | 'categories' | 'mcp';
+export type Kind = 'baseline' | 'search-cached' | 'search-uncached' | 'product' | 'product-budget' | 'categories' | 'mcp' | 'page';
 
 export interface Scenario {
   id: string;
@@ -35,6 +35,8 @@ export function withKey(scenarios: Scenario[], key: string): Scenario[] {
 const SLUGS = 2000;
 
 export const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+/** What a browser asks a page with (the pages answer HTML whatever it says: the header is there to be realistic). */
+export const PAGE_HEADERS = { accept: 'text/html' };
 
 export function mcpToolBody(name: string, args: Record<string, string>): string {
   return JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
@@ -202,6 +204,25 @@ export function buildScenarios(sample: CatalogSample): Scenario[] {
       .map((slug) => mcp('get_product', { slug })),
   });
   scenarios.push({ id: 'mcp-categories', title: 'MCP list_categories', kind: 'mcp', target: 'serve', baseline: 'hello', requests: [mcp('list_categories', {})] });
+  // The directory's pages (HTML, rendered once per projection version and kept: page-cache.ts):
+  // the home page, the listing page over the product scenario's slugs, and one search page repeated.
+  scenarios.push({ id: 'page-home', title: 'page /, cached', kind: 'page', target: 'serve', baseline: 'hello', requests: [{ path: '/', headers: PAGE_HEADERS }] });
+  scenarios.push({
+    id: 'page-listing',
+    title: 'page /products/{slug}, random slugs',
+    kind: 'page',
+    target: 'serve',
+    baseline: 'hello',
+    requests: productRequests.map((r) => ({ path: r.path.slice('/api/v1'.length), headers: PAGE_HEADERS })),
+  });
+  scenarios.push({
+    id: 'page-search',
+    title: `page /search${word ? ' (q: a common word)' : ''}, cached`,
+    kind: 'page',
+    target: 'serve',
+    baseline: 'hello',
+    requests: [{ path: word ? `/search?q=${encodeURIComponent(word)}` : '/search', headers: PAGE_HEADERS }],
+  });
   // The baselines again at the end: their mean is the reference, drift shows as a difference.
   scenarios.push(
     { ...scenarios[0]!, id: 'baseline-hello-end', title: `${scenarios[0]!.title}, again at the end` },

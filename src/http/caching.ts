@@ -60,6 +60,9 @@ export function ifNoneMatchMatches(header: string | string[] | undefined, etag: 
   return false;
 }
 
+/** An answer's body, as text or as bytes encoded once (or both), with its ETag. */
+export type CacheableAnswer = { readonly etag: string } & ({ readonly body: string; readonly bytes?: Buffer } | { readonly bytes: Buffer });
+
 /**
  * Sends a JSON body that is already text (or bytes), with its strong ETag and Cache-Control;
  * answers a matching conditional request with a bodiless 304 carrying the same validators.
@@ -67,7 +70,7 @@ export function ifNoneMatchMatches(header: string | string[] | undefined, etag: 
 export function sendCacheable(
   request: FastifyRequest,
   reply: FastifyReply,
-  answer: { body: string; etag: string; bytes?: Buffer },
+  answer: CacheableAnswer,
   cacheControl: string,
   contentType = 'application/json; charset=utf-8',
   vary?: string,
@@ -78,5 +81,5 @@ export function sendCacheable(
     return reply.code(304).send();
   }
   // Bytes when the answer has them: encoded once, rather than on every request.
-  return reply.type(contentType).send(answer.bytes ?? answer.body);
+  return reply.type(contentType).send(answer.bytes ?? (answer as { body: string }).body);
 }

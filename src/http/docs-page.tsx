@@ -116,14 +116,14 @@ function SchemaSection({ name, schema }: { name: string; schema: Json }) {
         <tbody>
           {Object.entries(props).map(([field, s]) => (
             <tr>
-              <td>
+              <td data-label="Field">
                 <code>{field}</code>
               </td>
-              <td>
+              <td data-label="Type">
                 <TypeText schema={s} />
               </td>
-              <td>{required.has(field) ? 'always' : 'optional'}</td>
-              <td>
+              <td data-label="Present">{required.has(field) ? 'always' : 'optional'}</td>
+              <td data-label="Notes">
                 {typeof s.description === 'string' && <Prose text={s.description} />}
                 <Constraints schema={s} />
               </td>
@@ -204,15 +204,15 @@ function OperationSection(props: { doc: OpenApiDocument; path: string; method: s
             <tbody>
               {params.map((p) => (
                 <tr>
-                  <td>
+                  <td data-label="Name">
                     <code>{String(p.name)}</code>
                   </td>
-                  <td>{String(p.in)}</td>
-                  <td>
+                  <td data-label="In">{String(p.in)}</td>
+                  <td data-label="Type">
                     <TypeText schema={(p.schema ?? {}) as Json} />
                   </td>
-                  <td>{p.required ? 'yes' : 'no'}</td>
-                  <td>
+                  <td data-label="Required">{p.required ? 'yes' : 'no'}</td>
+                  <td data-label="Notes">
                     <Prose text={String(p.description ?? '')} />
                     <Constraints schema={(p.schema ?? {}) as Json} />
                   </td>
@@ -238,14 +238,14 @@ function OperationSection(props: { doc: OpenApiDocument; path: string; method: s
             const headers = Object.keys((resp.headers as Json | undefined) ?? {}).map((h) => <code>{h}</code>);
             return (
               <tr>
-                <td>{status}</td>
-                <td>
+                <td data-label="Status">{status}</td>
+                <td data-label="Meaning">
                   <Prose text={String(resp.description ?? '')} />
                 </td>
-                <td>
+                <td data-label="Body">
                   <BodyText content={resp.content as Record<string, Json> | undefined} />
                 </td>
-                <td>{joined(headers, ', ')}</td>
+                <td data-label="Headers">{joined(headers, ', ')}</td>
               </tr>
             );
           })}
@@ -306,14 +306,22 @@ for (const form of document.querySelectorAll('form.try')) {
 }
 `;
 
+/**
+ * On a narrow screen each table row becomes a block of labelled lines (the labels are the cells'
+ * data-label), so the page never scrolls sideways; the headings stay for screen readers.
+ */
 const STYLE = `
 body{font:15px/1.5 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0 auto;max-width:72rem;padding:1rem 1.5rem;color:#1d232b}
 code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:13px}
 table{border-collapse:collapse;width:100%;margin:.5rem 0 1rem}th,td{border:1px solid #d6dbe1;padding:.3rem .5rem;text-align:left;vertical-align:top}
 th{background:#f3f5f8}.muted{color:#5b6573}.method{background:#1f6feb;color:#fff;border-radius:4px;padding:0 .4rem}
-section.op{border-top:2px solid #d6dbe1;margin-top:1.5rem}nav a{margin-right:1rem}
+section.op{border-top:2px solid #d6dbe1;margin-top:1.5rem}nav{display:flex;flex-wrap:wrap;gap:.25rem 1rem}
 form.try{background:#f7f8fa;padding:.5rem 1rem;border-radius:6px}form.try label{margin-right:.8rem;white-space:nowrap}
 form.try input{width:9rem}pre.out{background:#0f1419;color:#e6e6e6;padding:.8rem;overflow:auto;max-height:30rem;white-space:pre-wrap}
+@media (max-width:40rem){body{padding:1rem}code{overflow-wrap:anywhere}
+thead{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%)}table,tbody,tr,td{display:block}
+tr{border:1px solid #d6dbe1;border-radius:4px;margin-bottom:.5rem;padding:.3rem 0}td{border:0;padding:.1rem .6rem}td:empty{display:none}
+td:first-child{font-weight:600}td+td::before{content:attr(data-label) ": ";color:#5b6573}}
 `;
 
 function DocsDocument({ doc, basePath, serverUrl }: { doc: OpenApiDocument; basePath: string; serverUrl: string }) {
@@ -328,6 +336,8 @@ function DocsDocument({ doc, basePath, serverUrl }: { doc: OpenApiDocument; base
         </title>
         {/* The page's own style and script are inline, allowed by their hashes (see below). */}
         <style dangerouslySetInnerHTML={{ __html: STYLE }} />
+        {/* An empty icon (img-src allows data:), or browsers ask for /favicon.ico, which is a 404. */}
+        <link rel="icon" href="data:," />
       </head>
       <body>
         <header>

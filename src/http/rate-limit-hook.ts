@@ -1,8 +1,8 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { tooManyRequests } from '../contract/errors.ts';
 import { keyChallenge, REQUEST_KEY, type ConsumerAuth, type KeyedRequest, type RequestKey } from './consumer-auth.ts';
 import { SPENT_BUDGET, type DirectReadRequest } from './direct-reads.ts';
-import { rateLimitHeaders, type Bucket, type RateLimits } from './rate-limit.ts';
+import { rateLimitHeaders, type Bucket, type RateDecision, type RateLimits } from './rate-limit.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -48,16 +48,23 @@ export function addRateLimitHook(scope: FastifyInstance, rateLimits: RateLimits,
       if (requestKey) raw[REQUEST_KEY] = requestKey.key;
     }
     const owner = requestKey?.ok ? requestKey.owner : undefined;
+    // Decided at once when the budget is kept in this process (or in its lease of a Redis
+    // budget): no promise, and the request goes on in the same turn.
+    const now = spent === undefined ? rateLimits.consumeNow(bucketOf(request, bucket), request.ip, owner) : undefined;
+    if (now !== undefined) return settle(reply, raw, now, done);
     (spent ?? rateLimits.consume(bucketOf(request, bucket), request.ip, owner)).then(
-      (decision) => {
-        const headers = rateLimitHeaders(decision);
-        for (const name in headers) reply.header(name, headers[name]);
-        done(decision.allowed ? undefined : tooManyRequests(decision.resetSeconds, raw[REQUEST_KEY] ? 'key' : 'address'));
-      },
+      (decision) => settle(reply, raw, decision, done),
       (err: unknown) => {
         request.log.warn({ err }, 'rate limiter failed; serving without a limit');
         done();
       },
     );
   });
+}
+
+/** Adds the decision's headers, then goes on, or refuses with 429. */
+function settle(reply: FastifyReply, raw: KeyedRequest, decision: RateDecision, done: (err?: Error) => void): void {
+  const headers = rateLimitHeaders(decision);
+  for (const name in headers) reply.header(name, headers[name]);
+  done(decision.allowed ? undefined : tooManyRequests(decision.resetSeconds, raw[REQUEST_KEY] ? 'key' : 'address'));
 }

@@ -13,7 +13,8 @@ import { registerMachineReadable, registerRobotsTxt } from './directory/machine-
 import { registerMakerListingPages } from './makers/maker-listing-routes.tsx';
 import { registerMakerSession } from './maker-session.ts';
 import { sendPageError } from './page-errors.tsx';
-import { registerPageSecurity } from './page-security.ts';
+import type { PageCache } from './page-cache.ts';
+import { registerPageSecurity, type SecurityHeaders } from './page-security.ts';
 import { registerPaymentPages, type PaymentPagesDeps } from './makers/payment-routes.tsx';
 import { registerStylesheet } from './stylesheet.ts';
 
@@ -38,9 +39,16 @@ export interface PagesDeps extends PaymentPagesDeps {
  *
  * A new group of pages registers inside the `pages` scope below, next to the directory.
  */
-export async function registerPages(app: FastifyInstance, deps: PagesDeps): Promise<void> {
+/** What the composition hands the direct read path (src/http/direct-reads.ts): the kept pages and the headers they go with. */
+export interface RegisteredPages {
+  readonly cache: PageCache;
+  readonly securityHeaders: SecurityHeaders;
+}
+
+export async function registerPages(app: FastifyInstance, deps: PagesDeps): Promise<RegisteredPages> {
+  let registered: RegisteredPages | undefined;
   await app.register(async (web) => {
-    await registerPageSecurity(web, { publicUrl: deps.config.publicUrl });
+    const securityHeaders = await registerPageSecurity(web, { publicUrl: deps.config.publicUrl });
     registerStylesheet(web);
     // The badge image makers' sites show: public, cached, and (like the stylesheet) not counted.
     registerBadgeImage(web);
@@ -49,7 +57,7 @@ export async function registerPages(app: FastifyInstance, deps: PagesDeps): Prom
     await web.register(async (pages) => {
       // Pages have a budget of their own: browsing, or a maker's work, never spends the API's.
       addRateLimitHook(pages, deps.rateLimits, 'pages');
-      registerDirectoryPages(pages, deps);
+      registered = { cache: registerDirectoryPages(pages, deps).cache, securityHeaders };
       // The sitemap and the Atom feeds: a crawler's visits spend the pages' budget, like pages.
       registerMachineReadable(pages, deps);
       // The maker's pages: session cookie, form bodies, CSRF on every POST; never cached.
@@ -71,4 +79,6 @@ export async function registerPages(app: FastifyInstance, deps: PagesDeps): Prom
       });
     });
   });
+  if (!registered) throw new Error('the directory pages were not registered');
+  return registered;
 }

@@ -121,10 +121,15 @@ function isLoopback(url: string): boolean {
 export interface TabOptions {
   /** false: the page runs no script at all, as for a visitor who turned JavaScript off. */
   javaScriptEnabled?: boolean;
+  /**
+   * true: the page's Content-Security-Policy is not applied, so a test can inject a script of
+   * its own (axe-core). Such a tab proves nothing about the policy: check it in another.
+   */
+  bypassCSP?: boolean;
 }
 
 export async function openTab(browser: Browser, opts: TabOptions = {}): Promise<Tab> {
-  const context = await browser.newContext({ javaScriptEnabled: opts.javaScriptEnabled ?? true });
+  const context = await browser.newContext({ javaScriptEnabled: opts.javaScriptEnabled ?? true, bypassCSP: opts.bypassCSP ?? false });
   context.setDefaultTimeout(15_000);
   const consoleErrors: string[] = [];
   const pageErrors: string[] = [];

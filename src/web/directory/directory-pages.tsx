@@ -310,6 +310,8 @@ export function ListingPage({ product: p, category, websiteFollowed, related, ca
           </p>
         )}
         <div class={cover ? 'cover' : 'cover cover-none'}>{cover && <img src={cover} alt="" width={1200} height={630} loading="lazy" decoding="async" />}</div>
+        {/* Its own heading, so the description's headings (h2–h4) follow the page's in order. */}
+        <h2 class="visually-hidden">About {p.name}</h2>
         {/* Sanitized when the listing was written; shown as the API serves it. */}
         <div class="description" dangerouslySetInnerHTML={{ __html: p.description }} />
         <Promo product={p} now={now} />

@@ -48,7 +48,13 @@ export function registerDirectoryPages(scope: FastifyInstance, deps: DirectoryPa
   const absolute = (path: string) => `${origin}${path}`;
   const cache = createPageCache({ version: () => read.version, cacheControl: cacheControlFor(deps.config.cache.maxAgeSeconds) });
 
-  const categories = (): Category[] => (JSON.parse(read.categories().body) as { categories: Category[] }).categories;
+  // The categories as objects, read once per projection version (every category page asks).
+  let parsedCategories: { version: number; list: Category[] } | undefined;
+  const categories = (): Category[] => {
+    const version = read.version;
+    if (parsedCategories?.version !== version) parsedCategories = { version, list: (JSON.parse(read.categories().body) as { categories: Category[] }).categories };
+    return parsedCategories.list;
+  };
   const search = async (query: SearchQuery): Promise<SearchResult> => JSON.parse((await read.search(query)).body) as SearchResult;
   // A miss is not cached: the listing may go live a moment later.
   const notFound = (reply: FastifyReply, message: string) => sendPrivatePage(reply, <NotFoundPage message={message} />, { status: 404 });

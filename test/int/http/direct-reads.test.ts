@@ -1,6 +1,6 @@
 /**
- * The direct read path (src/http/direct-reads.ts) answers products, categories and cached
- * searches beneath Fastify. It must be invisible: the same request sent to a service with it and
+ * The direct read path (src/http/direct-reads.ts) answers products, categories, cached
+ * searches and the directory pages the page cache keeps beneath Fastify. It must be invisible: the same request sent to a service with it and
  * to one without it (DIRECT_READS=false), both over real HTTP on one database, gets the same
  * status, the same headers in the same order, the same body byte for byte, spends the same
  * budget and is counted the same in the request metrics.
@@ -51,7 +51,15 @@ function expectSameAnswer(direct: RawAnswer, plain: RawAnswer, given: Record<str
       expect(`${name}: ${a}`, label).toBe(`${name}: ${b}`);
     }
   }
-  expect(direct.body.equals(plain.body), `${label}: bodies differ`).toBe(true);
+  // A refusal's message names the seconds left, by the same clock as its Retry-After.
+  const [bodyA, bodyB] = [direct.body.toString(), plain.body.toString()];
+  const waits = direct.status === 429 ? [/in about (\d+) s/.exec(bodyA)?.[1], /in about (\d+) s/.exec(bodyB)?.[1]] : [];
+  if (waits[0] !== undefined && waits[1] !== undefined) {
+    expect(Math.abs(Number(waits[0]) - Number(waits[1])), `${label}: ${bodyA} vs ${bodyB}`).toBeLessThanOrEqual(1);
+    expect(bodyA.replace(/in about \d+ s/, ''), label).toBe(bodyB.replace(/in about \d+ s/, ''));
+    return;
+  }
+  expect(direct.body.equals(plain.body), `${label}: bodies differ: ${bodyA.slice(0, 300)} vs ${bodyB.slice(0, 300)}`).toBe(true);
 }
 
 /** `http_requests_total` and `http_request_duration_seconds_count` lines of the REST routes. */
@@ -60,6 +68,15 @@ async function restRequestCounts(base: string): Promise<string[]> {
   return text
     .split('\n')
     .filter((l) => /^http_requests_total\{|^http_request_duration_seconds_count\{/.test(l) && l.includes('route="/api/v1/'))
+    .sort();
+}
+
+/** The same lines for the directory pages' routes. */
+async function pageRequestCounts(base: string): Promise<string[]> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  return text
+    .split('\n')
+    .filter((l) => /^http_requests_total\{|^http_request_duration_seconds_count\{/.test(l) && /route="\/(products\/:slug|categories\/:slug|search)?"/.test(l))
     .sort();
 }
 
@@ -85,6 +102,13 @@ const searchParam = fc.oneof(
 const searchPath = fc.array(searchParam, { maxLength: 4 }).map((params) => (params.length === 0 ? '/api/v1/search' : `/api/v1/search?${params.join('&')}`));
 const slug = fc.constantFrom(...LIVE_SLUGS_NEWEST_FIRST, ...NOT_LIVE_SLUGS, 'no-such-listing', 'Pixel-Forge', 'pixel--forge', 'pixel_forge', 'x'.repeat(201));
 const productPath = fc.tuple(slug, fc.constantFrom('', '/', '?', '?x=1', '%2D')).map(([s, tail]) => `/api/v1/products/${s}${tail}`);
+// The directory pages: each kept once Fastify has rendered it, then answered beneath it.
+const pagePath = fc.oneof(
+  fc.tuple(slug, fc.constantFrom('', '', '/', '?x=1', '%2D')).map(([s, tail]) => `/products/${s}${tail}`),
+  fc.array(searchParam, { maxLength: 3 }).map((params) => (params.length === 0 ? '/search' : `/search?${params.join('&')}`)),
+  fc.tuple(fc.constantFrom(...FIXTURE_CATEGORIES.map((c) => c.slug), 'nope'), fc.constantFrom('', '', '?page=2', '?page=0', '?page=x')).map(([c, q]) => `/categories/${c}${q}`),
+  fc.constantFrom('/', '/?x=1', '//', '/search/', '/Products/pixel-forge'),
+);
 const otherPath = fc.constantFrom('/api/v1/categories', '/api/v1/categories/', '/api/v1/categories?x=1', '/api/v1/products', '/api/v1/products/', '/api/v1/products/%70ixel-forge', '/api/v1//categories', '/API/v1/categories');
 
 interface Case {
@@ -101,7 +125,7 @@ interface Case {
 
 const aCase: fc.Arbitrary<Case> = fc.record({
   method: fc.constantFrom('GET', 'GET', 'GET', 'HEAD'),
-  path: fc.oneof({ weight: 4, arbitrary: searchPath }, { weight: 4, arbitrary: productPath }, { weight: 2, arbitrary: otherPath }),
+  path: fc.oneof({ weight: 4, arbitrary: searchPath }, { weight: 4, arbitrary: productPath }, { weight: 2, arbitrary: otherPath }, { weight: 3, arbitrary: pagePath }),
   ip: fc.integer({ min: 0, max: 9 }),
   requestId: fc.constantFrom(undefined, undefined, 'trace-123', 'bad id with spaces'),
   origin: fc.constantFrom(undefined, 'https://app.example'),
@@ -133,7 +157,7 @@ describe.each(['memory', 'Redis'] as const)('direct read path, budgets in %s', (
   });
 
   beforeAll(async () => {
-    const env = { TRUST_PROXY: 'true', RATE_LIMIT_OTHER_PER_MIN: '40', RATE_LIMIT_SEARCH_PER_MIN: '40', ...(budgets === 'Redis' && { REDIS_URL }) };
+    const env = { TRUST_PROXY: 'true', RATE_LIMIT_OTHER_PER_MIN: '40', RATE_LIMIT_SEARCH_PER_MIN: '40', RATE_LIMIT_PAGES_PER_MIN: '40', ...(budgets === 'Redis' && { REDIS_URL }) };
     stack = await startTestStack({ env });
     plain = await startTwinWithoutDirectPaths(stack, env);
     ({ directKey, plainKey } = await keysForTwins(stack, plain, budgets.toLowerCase(), { search: 40, other: 40 }));
@@ -169,11 +193,12 @@ describe.each(['memory', 'Redis'] as const)('direct read path, budgets in %s', (
       }),
       { numRuns: 250 },
     );
-    // The direct path did answer some of them (cached searches, products, categories, 304s), the other none.
+    // The direct path did answer some of them (cached searches, products, categories, kept pages, 304s), the other none.
     expect(await directAnswers(stack.baseUrl)).toBeGreaterThan(0);
     expect(await directAnswers(plain.url)).toBe(0);
     // Both counted the same requests under the same routes and statuses.
     expect(await restRequestCounts(stack.baseUrl)).toEqual(await restRequestCounts(plain.url));
+    expect(await pageRequestCounts(stack.baseUrl)).toEqual(await pageRequestCounts(plain.url));
   }, 120_000);
 
   test('it answers live products, the categories and searches already cached; Fastify the rest', async () => {
@@ -192,12 +217,22 @@ describe.each(['memory', 'Redis'] as const)('direct read path, budgets in %s', (
     expect(await answered(search)).toEqual({ status: 200, direct: 0 });
     expect(await answered(search)).toEqual({ status: 200, direct: 1 });
     expect(await answered('/api/v1/search?q=notes&q=ai')).toEqual({ status: 400, direct: 0 });
-    expect((await directAnswers(stack.baseUrl)) - before).toBe(3);
+    // A page once Fastify has rendered and kept it; never one it did not keep (a 404, a 400).
+    const page = `/search?q=notes&limit=${randomInt(3, 20)}`;
+    expect(await answered(page)).toEqual({ status: 200, direct: 0 });
+    expect(await answered(page)).toEqual({ status: 200, direct: 1 });
+    expect(await answered(`/products/${NOT_LIVE_SLUGS[0]}`)).toEqual({ status: 404, direct: 0 });
+    expect(await answered(`/products/${NOT_LIVE_SLUGS[0]}`)).toEqual({ status: 404, direct: 0 });
+    expect(await answered('/search?page=0')).toEqual({ status: 400, direct: 0 });
+    expect(await answered('/search?page=0')).toEqual({ status: 400, direct: 0 });
+    expect((await directAnswers(stack.baseUrl)) - before).toBe(4);
   });
 
-  test('a refused request is refused the same way, and spends nothing twice', async () => {
-    const ip = `${prefix}.200`;
-    const path = `/api/v1/products/${LIVE_SLUGS_NEWEST_FIRST[0]}`;
+  test.each([
+    { bucket: 'other', path: `/api/v1/products/${LIVE_SLUGS_NEWEST_FIRST[0]}`, host: 200 },
+    { bucket: 'pages', path: `/products/${LIVE_SLUGS_NEWEST_FIRST[0]}`, host: 203 },
+  ])('a refused request is refused the same way, and spends nothing twice ($bucket)', async ({ bucket, path, host }) => {
+    const ip = `${prefix}.${host}`;
     const statuses: number[] = [];
     for (let i = 0; i < 42; i++) {
       const a = await send(stack.baseUrl, 'GET', path, { 'x-forwarded-for': ip, 'x-request-id': `r${i}` });
@@ -211,7 +246,7 @@ describe.each(['memory', 'Redis'] as const)('direct read path, budgets in %s', (
       // Counted where the budgets live, one unit per request served (a refusal spends none).
       const redis = new Redis(REDIS_URL);
       try {
-        expect(await redis.get(`catalog:rl:other:${ip}`)).toBe('40');
+        expect(await redis.get(`catalog:rl:${bucket}:${ip}`)).toBe('40');
       } finally {
         redis.disconnect();
       }
