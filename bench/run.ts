@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: the real service under load next to two bare Fastify baselines on the same
  * machine, then freshness under a stream of writes, the bulk export and the change feed, and
- * the service's footprint. See the README section "Performance" for what each figure means.
+ * the service's footprint. See docs/performance.md for what each figure means.
  */
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
@@ -25,6 +25,7 @@ import { attachRatios, checkTargets, formatReport, type RunReport, type Scenario
 import { buildScenarios, VARIANTS, withKey, type Target } from './scenarios.ts';
 import { hasRedisServer, startRedisServer } from './cluster/redis-server.ts';
 import { ensureCompiledBuild, startMeasured, type StartMeasure } from './startup.ts';
+import { startOtlpSink } from './otlp-sink.ts';
 
 const HELP = `usage: npm run bench -- [options]
 
@@ -50,6 +51,9 @@ const HELP = `usage: npm run bench -- [options]
   --fresh           rebuild the benchmark database even when a current one exists
   --data-dir DIR    the benchmark database folder (default: per size under the temp folder)
   --json            print the report as JSON instead of tables
+  --traces          run every catalog process with traces on (OTEL_EXPORTER_OTLP_ENDPOINT
+                    set to an OTLP receiver of the bench's own on loopback); without it the
+                    variable is unset for them, whatever the environment says
 `;
 
 function parse() {
@@ -72,6 +76,7 @@ function parse() {
       fresh: { type: 'boolean', default: false },
       'data-dir': { type: 'string' },
       json: { type: 'boolean', default: false },
+      traces: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -103,6 +108,7 @@ function parse() {
     fresh: values.fresh,
     dataDir: path.resolve(values['data-dir'] ?? defaultDataDir(size)),
     json: values.json,
+    traces: values.traces,
   };
 }
 
@@ -167,6 +173,14 @@ async function main(): Promise<number> {
     return 0;
   }
   stopChildrenOnSignals();
+  // The processes started below inherit this process's environment (processes.ts).
+  delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  delete process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+  const traceSink = opts.traces ? await startOtlpSink() : undefined;
+  if (traceSink) {
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = traceSink.url;
+    log(`traces on: every catalog process sends its spans to ${traceSink.url}`);
+  }
   const loadBefore = os.loadavg()[0]!;
   if (loadBefore > 0.5) log(`note: the 1-min load average is ${loadBefore.toFixed(2)}; other work competes with the benchmark for the cores`);
   const work = await mkdtemp(path.join(os.tmpdir(), 'catalog-bench-run-'));
@@ -419,6 +433,11 @@ async function main(): Promise<number> {
     return 0;
   } finally {
     await stopAll();
+    if (traceSink) {
+      const { posts, bytes } = traceSink.received();
+      log(`traces: ${posts} exports (${Math.round(bytes / 1024)} KiB) received`);
+      await traceSink.close();
+    }
     await rm(work, { recursive: true, force: true });
   }
 }

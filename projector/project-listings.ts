@@ -14,6 +14,8 @@ export interface ProjectListingsInput {
   today: string;
   /** When the oldest write-model change this projects was made (its outbox row), if any. */
   oldestChangeAt?: Date;
+  /** The W3C traceparent of the batch's span, when traces are on. */
+  traceparent?: string | undefined;
   log: ProjectorLog;
 }
 
@@ -94,6 +96,6 @@ export async function projectListings(db: Queryable, input: ProjectListingsInput
     input.siteUrl,
     version,
   );
-  await notifyProjectionChanged(db, version, input.oldestChangeAt);
+  await notifyProjectionChanged(db, version, input.oldestChangeAt, input.traceparent);
   return { version, live, gone };
 }

@@ -19,13 +19,14 @@ export async function nextVersion(db: Queryable, siteUrl?: string): Promise<numb
 /**
  * Tells API processes a new version is committed (delivered at COMMIT, dropped on rollback), and
  * records when, with the time the oldest write-model change it carries was made (undefined for
- * a version that carries none): the processes time their delivery from them.
+ * a version that carries none): the processes time their delivery from them. `traceparent`
+ * names the batch's span when traces are on (the processes' apply spans join its trace).
  */
-export async function notifyProjectionChanged(db: Queryable, version: number, oldestChangeAt?: Date): Promise<void> {
+export async function notifyProjectionChanged(db: Queryable, version: number, oldestChangeAt?: Date, traceparent?: string): Promise<void> {
   await db.query(
-    `WITH stamped AS (UPDATE projection.state SET committed_at = clock_timestamp(), oldest_change_at = $3 RETURNING 1)
+    `WITH stamped AS (UPDATE projection.state SET committed_at = clock_timestamp(), oldest_change_at = $3, traceparent = $4 RETURNING 1)
      SELECT pg_notify($1, $2) FROM stamped`,
-    ['projection_changed', String(version), oldestChangeAt ?? null],
+    ['projection_changed', String(version), oldestChangeAt ?? null, traceparent ?? null],
   );
 }
 

@@ -3,6 +3,7 @@ import { createCoalescedRunner } from '../src/util/coalesced-runner.ts';
 import type { SearchIndex } from '../src/search/port.ts';
 import { pruneChanges } from './change-log.ts';
 import { blockingTransaction } from './lag.ts';
+import { batchVersion, beginBatch, endBatch, type BatchTrace } from './batch-tracing.ts';
 import { createLeadership } from '../src/db/leadership.ts';
 import { createOutboxListener } from './listener.ts';
 import { PROJECTION_WRITE_LOCK } from '../src/db/locks.ts';
@@ -150,27 +151,39 @@ export function createProjector(opts: ProjectorOptions): Projector {
    * Returns rows read.
    */
   async function projectOutboxBatch(): Promise<number> {
-    const n = await inWriteTransaction(async (client) => {
-      const from = await readCheckpoint(client, 'projection');
-      const rows = await readCommittedOutbox(client, from, bulkBatchSize);
-      if (rows.length === 0) return undefined;
-      const done = interactive;
-      const pending = done ? rows.filter((r) => r.bulk || comparePositions(r, done) > 0) : rows;
-      if (pending.length > 0) await projectRows(client, pending);
-      const last = rows[rows.length - 1]!;
-      await writeCheckpoint(client, 'projection', last);
-      // Without an external index, API processes feed their embedded engines from the projection.
-      if (!searchIndex) await writeCheckpoint(client, 'search', last);
-      return rows.length;
-    });
-    return n ?? 0;
+    // With traces on, the batch's span (batch-tracing.ts), ended once the transaction is over.
+    let traced: { batch: BatchTrace | undefined; rows: readonly OutboxRow[] } | undefined;
+    try {
+      const n = await inWriteTransaction(async (client) => {
+        const from = await readCheckpoint(client, 'projection');
+        const rows = await readCommittedOutbox(client, from, bulkBatchSize);
+        if (rows.length === 0) return undefined;
+        const done = interactive;
+        const pending = done ? rows.filter((r) => r.bulk || comparePositions(r, done) > 0) : rows;
+        if (pending.length > 0) {
+          traced = { batch: beginBatch('main', pending), rows: pending };
+          await projectRows(client, pending, traced.batch);
+        }
+        const last = rows[rows.length - 1]!;
+        await writeCheckpoint(client, 'projection', last);
+        // Without an external index, API processes feed their embedded engines from the projection.
+        if (!searchIndex) await writeCheckpoint(client, 'search', last);
+        return rows.length;
+      });
+      if (traced) endBatch(traced.batch, traced.rows, n === undefined ? { committed: false } : { committed: true });
+      return n ?? 0;
+    } catch (error) {
+      if (traced) endBatch(traced.batch, traced.rows, { committed: false, error });
+      throw error;
+    }
   }
 
-  async function projectRows(client: PoolClient, rows: readonly OutboxRow[]): Promise<string[]> {
+  async function projectRows(client: PoolClient, rows: readonly OutboxRow[], batch: BatchTrace | undefined): Promise<string[]> {
     const listingIds = [...new Set(rows.flatMap((r) => (r.listing_id ? [r.listing_id] : [])))];
     const categorySlugs = [...new Set(rows.flatMap((r) => (r.category_slug ? [r.category_slug] : [])))];
     const oldestChangeAt = rows.reduce((oldest, r) => (r.created_at < oldest ? r.created_at : oldest), rows[0]!.created_at);
-    await projectListings(client, { listingIds, categorySlugs, siteUrl, today: utcDate(now()), log, oldestChangeAt });
+    const { version } = await projectListings(client, { listingIds, categorySlugs, siteUrl, today: utcDate(now()), log, oldestChangeAt, traceparent: batch?.traceparent });
+    batchVersion(batch, version);
     return listingIds;
   }
 
@@ -182,14 +195,23 @@ export function createProjector(opts: ProjectorOptions): Projector {
    * Returns rows read.
    */
   async function projectInteractiveBatch(): Promise<number> {
-    const result = await inWriteTransaction(async (client) => {
-      const main = await readCheckpoint(client, 'projection');
-      const from = interactive && comparePositions(interactive, main) > 0 ? interactive : main;
-      const rows = await readInteractiveOutbox(client, from, batchSize);
-      if (rows.length === 0) return undefined;
-      const ids = await projectRows(client, rows);
-      return { rows: rows.length, last: rows[rows.length - 1]!, ids };
-    });
+    let traced: { batch: BatchTrace | undefined; rows: readonly OutboxRow[] } | undefined;
+    let result;
+    try {
+      result = await inWriteTransaction(async (client) => {
+        const main = await readCheckpoint(client, 'projection');
+        const from = interactive && comparePositions(interactive, main) > 0 ? interactive : main;
+        const rows = await readInteractiveOutbox(client, from, batchSize);
+        if (rows.length === 0) return undefined;
+        traced = { batch: beginBatch('interactive', rows), rows };
+        const ids = await projectRows(client, rows, traced.batch);
+        return { rows: rows.length, last: rows[rows.length - 1]!, ids };
+      });
+    } catch (error) {
+      if (traced) endBatch(traced.batch, traced.rows, { committed: false, error });
+      throw error;
+    }
+    if (traced) endBatch(traced.batch, traced.rows, result ? { committed: true } : { committed: false });
     if (!result) return 0;
     interactive = result.last;
     if (searchIndex && result.ids.length > 0) await syncSearchListings(db(), searchIndex, result.ids);

@@ -14,7 +14,7 @@ import { registerOperations, type Readiness } from './http/operations.ts';
 import type { Metrics } from './http/metrics.ts';
 import type { RateLimits } from './http/rate-limit.ts';
 import { registerRest } from './http/rest.ts';
-import { registerPages } from './web/pages.ts';
+import { registerPages, type RegisteredPages } from './web/pages.ts';
 import { registerOAuthRoutes } from './http/oauth-routes.ts';
 import { MCP_PATH } from './mcp/route.ts';
 import type { Payments } from './payments/payments.ts';
@@ -23,6 +23,8 @@ import { cacheControlFor, keyedCacheControlFor } from './http/caching.ts';
 import type { ConsumerAuth } from './http/consumer-auth.ts';
 import { createDirectReads } from './http/direct-reads.ts';
 import { limitConnections, serverTimeouts } from './http/connection-limits.ts';
+import { noteRoute, traceRequests } from './http/request-tracing.ts';
+import { tracing, type Tracing } from './util/tracing.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 export interface AppDeps {
@@ -72,10 +74,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...serverTimeouts(deps.config),
   });
   limitConnections(app.server, deps.config.connections.maxConnections, deps.logger);
+  // With traces on, each request's span learns its route here (docs/operating.md#traces).
+  const traces = tracing();
+  if (traces) {
+    app.addHook('onRequest', (request, reply, done) => {
+      noteRoute(reply.raw, request.routeOptions.url);
+      done();
+    });
+  }
   registerInfrastructure(app, deps);
   await registerRest(app, deps);
   const mcp = await registerMcp(app, deps);
-  if (deps.config.directReads) addDirectReads(app, deps, mcp);
   await registerOAuthRoutes(app, {
     oauth: deps.accounts.oauth,
     replays: deps.accounts.replays,
@@ -86,19 +95,30 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await registerOperations(app, deps);
   await registerStripeWebhook(app, deps.payments);
-  await registerPages(app, deps);
+  const pages = await registerPages(app, deps);
+  if (deps.config.directReads) addDirectReads(app, deps, mcp, pages);
+  if (traces) traceServer(app, traces);
   return app;
+}
+
+/** With traces on, a span for every request the server takes, whichever path answers it. */
+function traceServer(app: FastifyInstance, traces: Tracing): void {
+  const listeners = app.server.listeners('request') as RequestListener[];
+  const listener = listeners[0];
+  if (listeners.length !== 1 || !listener) throw new Error(`expected one request listener on the server, found ${listeners.length}`);
+  app.server.removeListener('request', listener);
+  app.server.on('request', traceRequests(listener, traces));
 }
 
 type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
 
 /**
- * Puts the direct read paths (src/http/direct-reads.ts for REST, src/mcp/direct-mcp.ts for the
- * MCP read tools) in front of Fastify's request handler on the server Fastify made (its one
- * `request` listener), so every other behaviour of that server (timeouts, keep-alive, closing,
- * client errors) stays Fastify's own.
+ * Puts the direct read paths (src/http/direct-reads.ts for REST and the pages the page cache
+ * keeps, src/mcp/direct-mcp.ts for the MCP read tools) in front of Fastify's request handler on
+ * the server Fastify made (its one `request` listener), so every other behaviour of that server
+ * (timeouts, keep-alive, closing, client errors) stays Fastify's own.
  */
-function addDirectReads(app: FastifyInstance, deps: AppDeps, mcp: McpRegistration): void {
+function addDirectReads(app: FastifyInstance, deps: AppDeps, mcp: McpRegistration, pages: RegisteredPages): void {
   const listeners = app.server.listeners('request') as RequestListener[];
   const fastify = listeners[0];
   if (listeners.length !== 1 || !fastify) throw new Error(`expected Fastify's one request listener on its server, found ${listeners.length}`);
@@ -119,6 +139,13 @@ function addDirectReads(app: FastifyInstance, deps: AppDeps, mcp: McpRegistratio
     trustProxy: deps.config.trustProxy,
     accessLogging,
     closing: () => closing,
+    ...(tracing() && { answered: noteRoute }),
+    pages: {
+      has: (url) => pages.cache.has(url),
+      find: (url) => pages.cache.find(url),
+      cacheControl: pages.cache.cacheControl,
+      headers: pages.securityHeaders,
+    },
   });
   const mcpDirect = createMcpDirect({
     direct: mcp.direct,

@@ -12,6 +12,7 @@ import { configFromArgs, parseCommandArgs } from './common.ts';
 import { logStartFailure } from './start-failure.ts';
 import { createLogger, logWritten } from '../util/logger.ts';
 import { isStopping, onStop, requestStop, setStopLog } from '../util/process-stop.ts';
+import { startTracing, stopTracing } from '../util/tracing.ts';
 
 const HELP = `usage: catalog projector [--data-dir DIR]
 
@@ -36,6 +37,8 @@ export default async function projector(args: string[]): Promise<number> {
 }
 
 async function run(config: Config, logger: Logger): Promise<number> {
+  // Traces when OTEL_EXPORTER_OTLP_ENDPOINT asks for them (docs/operating.md#traces); sent last at a stop.
+  if (await startTracing('projector')) onStop(() => stopTracing());
   const database = await openDatabase(config, (line) => logger.info(line));
   // Cleanups run newest first: the database closes last.
   onStop(() => database.close());

@@ -6,6 +6,7 @@ import { checkPortFree, logStartFailure } from './start-failure.ts';
 import { createLogger, logIsPretty, logWritten, writeToLogOutput } from '../util/logger.ts';
 import { isStopping, onStop, requestStop, setStopLog } from '../util/process-stop.ts';
 import { prefetchSnapshot } from '../read/snapshot-file.ts';
+import { startTracing, stopTracing } from '../util/tracing.ts';
 
 /**
  * Starts the service, prints where it listens, and stops it cleanly on SIGTERM, SIGINT or SIGHUP,
@@ -35,6 +36,8 @@ export async function runService(args: string[], help: string, opts: { projector
 async function start(config: Config, logger: Logger, opts: { projector: boolean; demo: boolean }): Promise<number> {
   // A port another process holds is said at once, not after the database and the catalog load.
   await checkPortFree(config.host, config.port);
+  // Traces when OTEL_EXPORTER_OTLP_ENDPOINT asks for them (docs/operating.md#traces); sent last at a stop.
+  if (await startTracing(opts.projector ? 'serve' : 'api')) onStop(() => stopTracing());
   // The database starts (or is found) while the service's modules load. Loading them keeps
   // this process busy, so an embedded server is first set going: its process then starts on the
   // other core meanwhile, instead of after.

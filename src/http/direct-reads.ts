@@ -16,8 +16,10 @@ import { pushRateLimitHeaders, type Bucket, type BudgetOwner, type RateDecision,
 
 /**
  * The answers asked for most, written straight to Node's response beneath Fastify's routing,
- * hooks and reply: `GET /api/v1/products/{slug}` of a live listing, `GET /api/v1/categories`
- * and `GET /api/v1/search` whose answer is in the response cache. On a small machine Fastify's
+ * hooks and reply: `GET /api/v1/products/{slug}` of a live listing, `GET /api/v1/categories`,
+ * `GET /api/v1/search` whose answer is in the response cache, and a directory page (home,
+ * listing, category, search) kept by the page cache (`pages`: a port, which the composition
+ * fills with src/web's page cache and security headers). On a small machine Fastify's
  * per-request machinery costs more than these answers do (they are bytes kept ready), so a
  * catalog answering at the rate of a bare server needs this path.
  *
@@ -62,6 +64,27 @@ export interface DirectReadsDeps {
   accessLogging: () => boolean;
   /** True once the service is closing: Fastify then answers (503, connection closed). */
   closing: () => boolean;
+  /** The directory's kept pages; without it every page goes to Fastify. */
+  pages?: DirectPages;
+  /** Told the route of each answer written here, when traces are on (request-tracing.ts). */
+  answered?: (res: ServerResponse, route: string) => void;
+}
+
+/**
+ * The public pages the page cache keeps, as the page scope sends them: its security headers
+ * first (set on Node's response, in their order and spelling), then what every answer carries,
+ * the pages' budget, validators and caching. A page is answered here only while the cache keeps
+ * it at the projection's version now, which is when the Fastify route would send the same bytes.
+ */
+export interface DirectPages {
+  /** Whether a page is kept for this request URL (path and query, as requested); counts nothing. */
+  has(url: string): boolean;
+  /** The page kept for this URL, counted as a hit of the page cache; undefined once it is gone. */
+  find(url: string): { readonly bytes: Buffer; readonly etag: string; readonly route: string } | undefined;
+  /** The Cache-Control of a kept page. */
+  readonly cacheControl: string;
+  /** The page scope's security headers, as it sets them on every page's response. */
+  readonly headers: ReadonlyArray<readonly [name: string, value: string]>;
 }
 
 /** Answers a request and returns true, or returns false without touching it. */
@@ -72,15 +95,35 @@ const SEARCH_PATH = `${API_PREFIX}/search`;
 const CATEGORIES_PATH = `${API_PREFIX}/categories`;
 const PRODUCT_ROUTE = `${API_PREFIX}/products/:slug`;
 const JSON_TYPE = 'application/json; charset=utf-8';
+const HTML_TYPE = 'text/html; charset=utf-8';
 const EXPOSED = EXPOSED_HEADERS.join(', ');
 /** What every answer carries after its request id, as the Fastify path sets it (infrastructure.ts, then CORS). */
 const COMMON_HEADERS = ['x-content-type-options', 'nosniff', 'access-control-allow-origin', '*', 'access-control-expose-headers', EXPOSED];
 
-/** What a direct read answers with: a product (by slug), the categories, a cached search (by query). */
+/** What a direct read answers with: a product (by slug), the categories, a cached search (by query), a kept page (by URL). */
 const PRODUCT = 0;
 const CATEGORIES = 1;
 const SEARCH = 2;
-type Kind = typeof PRODUCT | typeof CATEGORIES | typeof SEARCH;
+const PAGE = 3;
+type Kind = typeof PRODUCT | typeof CATEGORIES | typeof SEARCH | typeof PAGE;
+
+/**
+ * The headers a page answer starts with, before its budget's: the security headers as the page
+ * scope sets them on Node's response, then the request id and `nosniff` (infrastructure.ts) as
+ * Fastify hands them to Node's writeHead, which replaces a header already set in its place
+ * (name and value) and adds any other at the end. `REQUEST_ID` stands for the request's id.
+ */
+const REQUEST_ID = '';
+function pageHeadTemplate(security: DirectPages['headers']): string[] {
+  const head: string[] = [];
+  for (const [name, value] of security) head.push(name, value);
+  for (const [name, value] of [['x-request-id', REQUEST_ID], [COMMON_HEADERS[0]!, COMMON_HEADERS[1]!]] as const) {
+    const at = head.findIndex((n, i) => i % 2 === 0 && n.toLowerCase() === name);
+    if (at >= 0) head.splice(at, 2, name, value);
+    else head.push(name, value);
+  }
+  return head;
+}
 
 /** Fastify's reading of TRUST_PROXY (lib/request.js, getTrustProxyFn), for the client address. */
 function trustFunction(trust: DirectReadsDeps['trustProxy']): ((addr: string, i: number) => boolean) | undefined {
@@ -104,8 +147,10 @@ export function clientAddressFunction(trustProxy: DirectReadsDeps['trustProxy'])
 }
 
 export function createDirectReads(deps: DirectReadsDeps): DirectReads {
-  const { read, rateLimits, cacheControl, keyedCacheControl, auth, accessLogging, closing } = deps;
+  const { read, rateLimits, cacheControl, keyedCacheControl, auth, accessLogging, closing, pages, answered } = deps;
   const clientAddress = clientAddressFunction(deps.trustProxy);
+  const pageHead = pages ? pageHeadTemplate(pages.headers) : [];
+  const pageIdAt = pageHead.indexOf('x-request-id') + 1;
 
   // By route (one of the constants below), then status.
   const observers = new Map<string, Map<number, RequestObserver>>();
@@ -124,7 +169,28 @@ export function createDirectReads(deps: DirectReadsDeps): DirectReads {
   function find(kind: Kind, arg: string | SearchQuery | undefined): DirectBody | undefined {
     if (kind === PRODUCT) return read.productBytes(arg as string);
     if (kind === CATEGORIES) return read.categories();
+    if (kind === PAGE) return pages!.find(arg as string);
     return read.cachedSearch(arg as SearchQuery);
+  }
+
+  /** A kept page, as the page scope answers it: its security headers first, no CORS, no Vary. */
+  function answerPage(req: IncomingMessage, res: ServerResponse, id: string, decision: RateDecision, page: { bytes: Buffer; etag: string; route: string }, started: number): void {
+    const head = pageHead.slice();
+    head[pageIdAt] = id;
+    pushRateLimitHeaders(head, decision);
+    head.push('etag', page.etag, 'cache-control', pages!.cacheControl);
+    let status = 200;
+    if (ifNoneMatchMatches(req.headers['if-none-match'], page.etag)) {
+      status = 304;
+      res.writeHead(304, head);
+      res.end();
+    } else {
+      head.push('content-type', HTML_TYPE, 'content-length', String(page.bytes.length));
+      res.writeHead(200, head);
+      res.end(page.bytes);
+    }
+    observe(page.route, status, started);
+    if (answered !== undefined) answered(res, page.route);
   }
 
   /** Writes the answer as the Fastify path does: its headers in its order, 304 on a match. */
@@ -145,6 +211,7 @@ export function createDirectReads(deps: DirectReadsDeps): DirectReads {
       res.end(bytes);
     }
     observe(route, status, started);
+    if (answered !== undefined) answered(res, route);
   }
 
   /**
@@ -178,6 +245,7 @@ export function createDirectReads(deps: DirectReadsDeps): DirectReads {
   ): void {
     const body = decision.allowed && !closing() ? find(kind, arg) : undefined;
     if (body === undefined) handOver(req, res, fallback, spent ?? Promise.resolve(decision), key);
+    else if (kind === PAGE) answerPage(req, res, id, decision, body as { bytes: Buffer; etag: string; route: string }, started);
     else answer(req, res, id, decision, body, route, started, key);
   }
 
@@ -196,7 +264,8 @@ export function createDirectReads(deps: DirectReadsDeps): DirectReads {
   ): boolean {
     let key: ConsumerKey | undefined;
     let owner: BudgetOwner | undefined;
-    if (req.headers.authorization !== undefined) {
+    // Pages take no key: they spend the address's budget whatever Authorization says.
+    if (kind !== PAGE && req.headers.authorization !== undefined) {
       const requestKey = auth.keyOf(req.headers, req.rawHeaders);
       // A key that is not valid is refused by the Fastify path (401, or 429 for a guesser).
       if (!requestKey?.ok) return false;
@@ -238,6 +307,9 @@ export function createDirectReads(deps: DirectReadsDeps): DirectReads {
       if (query === undefined) return false;
       return spendThenAnswer(req, res, fallback, 'search', SEARCH_PATH, SEARCH, query);
     }
+    // A page the cache keeps at this version is what its route would answer; any other URL
+    // (another page, a page not rendered yet, anything else) is Fastify's.
+    if (pages !== undefined && pages.has(url)) return spendThenAnswer(req, res, fallback, 'pages', '', PAGE, url);
     return false;
   };
 }

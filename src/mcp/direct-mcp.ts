@@ -10,6 +10,7 @@ import { pushRateLimitHeaders, type RateDecision } from '../http/rate-limit.ts';
 import type { McpCaller } from './call-context.ts';
 import { headersGivenOnce, transportAccepts, type DirectAnswer, type DirectReadCall, type DirectReadCalls } from './direct-read-calls.ts';
 import { KEY_BEARER, MCP_BODY, MCP_PATH, type McpBodyRequest } from './mcp-path.ts';
+import { traceToolCall } from './tool-tracing.ts';
 
 /**
  * The MCP calls asked for most, answered beneath Fastify as the REST reads are
@@ -100,11 +101,13 @@ export function createMcpDirect(deps: McpDirectDeps): McpDirect {
   /** The body read: answered here when it is a read tool's plain call, else handed to Fastify with it. */
   function handle(req: McpBodyRequest, res: ServerResponse, fallback: (req: IncomingMessage, res: ServerResponse) => void, body: Buffer, budget: McpCaller['budget'], started: number): void {
     let call: DirectReadCall | undefined;
+    let message: unknown;
     if (!closing() && !res.destroyed) {
       const text = body.toString('utf8');
       if (!POISON.test(text)) {
         try {
-          call = direct.match(JSON.parse(text), req.rawHeaders, req.headers);
+          message = JSON.parse(text);
+          call = direct.match(message, req.rawHeaders, req.headers);
         } catch {
           // Not JSON: Fastify answers the parse error.
         }
@@ -115,6 +118,7 @@ export function createMcpDirect(deps: McpDirectDeps): McpDirect {
       fallback(req, res);
       return;
     }
+    traceToolCall(res, message);
     const id = requestIdFor(req);
     const caller = new DirectCaller(ANONYMOUS, clientAddress(req) ?? '', budget, deps.logger, id);
     const answer = direct.answerNow(call, caller);

@@ -18,6 +18,7 @@ import { MAKER_TOOL_SCOPES } from './maker-tool-scopes.ts';
 import { KEY_BEARER, MCP_BODY, MCP_PATH, type McpBodyRequest } from './mcp-path.ts';
 import { createOriginPolicy } from './origin.ts';
 import { createMcpServerPool, type McpServerPool } from './server.ts';
+import { traceToolCall } from './tool-tracing.ts';
 
 /**
  * The MCP endpoint: Streamable HTTP without sessions at /api/mcp, in the same Fastify app as
@@ -196,6 +197,7 @@ class RequestCaller implements McpCaller {
 }
 
 async function handlePost(request: FastifyRequest, reply: FastifyReply, handling: McpHandling): Promise<void> {
+  traceToolCall(reply.raw, request.body);
   const authorization = request.headers.authorization;
   // The call asked for most, answered first: a plain call of a read tool by a client with no
   // credential (nothing to check: a read tool needs no sign-in) and no query string.

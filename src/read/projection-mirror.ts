@@ -10,6 +10,7 @@ import type { ChangeLogPosition } from './feed-cursor.ts';
 import { Snapshot, SnapshotBuilder, type SnapshotRow } from './snapshot.ts';
 import { buildSnapshotFromRows, latestSnapshot, LocalSnapshotCache, readSnapshotBytes, SNAPSHOT_COLUMNS, type SnapshotInfo } from './snapshot-store.ts';
 import type { SnapshotPrefetch } from './snapshot-file.ts';
+import { tracing } from '../util/tracing.ts';
 
 /**
  * This process's copy of the projection: every live product's stored JSON, found by id and by
@@ -141,6 +142,8 @@ interface StateRow {
   change_log: string;
   committed_at: Date | null;
   oldest_change_at: Date | null;
+  /** The W3C traceparent of the projector's batch that wrote this version, when it traced it. */
+  traceparent: string | null;
 }
 
 /**
@@ -344,14 +347,19 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
   }
 
   async function sync(): Promise<void> {
+    const began = tracing() === undefined ? 0 : Date.now();
+    const from = version;
     const client = await pool.connect();
     let changedTo: number | undefined;
     let delivery: ChangeDelivery | undefined;
+    let traceparent: string | null = null;
+    let full = false;
     try {
       // One snapshot for the version and the rows, so they agree.
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      const { rows } = await client.query<StateRow>('SELECT version, oldest_version, change_position, change_log, committed_at, oldest_change_at FROM projection.state');
-      const state = rows[0] ?? { version: 0, oldest_version: 0, change_position: 0, change_log: '', committed_at: null, oldest_change_at: null };
+      const { rows } = await client.query<StateRow>('SELECT version, oldest_version, change_position, change_log, committed_at, oldest_change_at, traceparent FROM projection.state');
+      const state = rows[0] ?? { version: 0, oldest_version: 0, change_position: 0, change_log: '', committed_at: null, oldest_change_at: null, traceparent: null };
+      traceparent = state.traceparent;
       let reload = version < 0 || version < state.oldest_version || state.version < version;
       if (!reload && wantsNewerSnapshot()) {
         lastReloadCheck = Date.now();
@@ -361,6 +369,7 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
       if (reload) {
         await fullLoad(client, state);
         changedTo = state.version;
+        full = true;
       } else if (state.version !== version) {
         await applyDelta(client, version, state);
         changedTo = state.version;
@@ -377,7 +386,35 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
     } finally {
       client.release();
     }
+    if (changedTo !== undefined && began !== 0) traceApply(began, from, changedTo, full, traceparent, delivery);
     if (changedTo !== undefined) for (const l of listeners) l(changedTo, delivery);
+  }
+
+  /**
+   * With traces on, a span for this process applying a version, in the trace of the projector's
+   * batch that wrote it (and linked to it): one change's way, from its batch to every process,
+   * is one trace. A process that applies several versions at once joins the last one's.
+   */
+  function traceApply(began: number, from: number, to: number, full: boolean, traceparent: string | null, delivery: ChangeDelivery | undefined): void {
+    const t = tracing();
+    if (t === undefined) return;
+    const batch = t.spanContextOf(traceparent ?? undefined);
+    const span = t.tracer.startSpan(
+      'projection apply',
+      {
+        kind: t.kind.consumer,
+        startTime: began,
+        attributes: {
+          'catalog.projection.version': to,
+          'catalog.projection.version_from': from,
+          'catalog.projection.full_load': full,
+          ...(delivery && { 'catalog.change.projected_seconds': delivery.projected, 'catalog.change.delivery_seconds': delivery.applied }),
+        },
+        ...(batch && { links: [t.link(batch)] }),
+      },
+      t.contextWith(batch),
+    );
+    span.end();
   }
 
   /** Concurrent triggers (notify + poll) fold into at most one running and one queued sync. */
