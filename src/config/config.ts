@@ -262,14 +262,25 @@ export class ConfigError extends Error {
 const SECRET_VARIABLES = new Set(['MEILI_KEY', 'STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET']);
 
 /**
+ * A URL with its credentials shown as ***, parseable or not: everything between the scheme and
+ * the last `@` (a password may hold `/`, `?` or `#` when it was not percent-encoded), and any
+ * password given as a query parameter (`?password=…`, libpq's `sslpassword`).
+ */
+export function maskUrlCredentials(url: string): string {
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)?.[0].length ?? 0;
+  const at = url.lastIndexOf('@');
+  const masked = at >= scheme ? `${url.slice(0, scheme)}***${url.slice(at)}` : url;
+  return masked.replace(/([?&;](?:ssl)?(?:password|passwd|pwd|pass)=)[^&;#]*/gi, '$1***');
+}
+
+/**
  * A value as an error message may repeat it: quoted (so that spaces and control characters show
  * and it stays on one line), shortened, a URL's user and password hidden, a secret not at all.
  */
 export function shownValue(variable: string, value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
   if (SECRET_VARIABLES.has(variable)) return '(hidden)';
-  // Whatever precedes an @ after the scheme is a URL's user and password, parseable or not.
-  const safe = variable.endsWith('_URL') ? value.replace(/^([a-z][a-z0-9+.-]*:\/\/)?[^/?#]*@/i, (_m, scheme: string | undefined) => `${scheme ?? ''}***@`) : value;
+  const safe = variable.endsWith('_URL') ? maskUrlCredentials(value) : value;
   return JSON.stringify(safe.length > 80 ? `${safe.slice(0, 79)}…` : safe);
 }
 

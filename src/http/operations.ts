@@ -38,8 +38,9 @@ export async function registerOperations(app: FastifyInstance, deps: OperationsD
     labelNames: ['check'] as const,
     registers: [metrics.registry],
     async collect() {
-      this.reset();
       const { checks } = await readiness.check().catch(() => ({ checks: { readiness: { ok: false } } as Record<string, ReadinessCheck> }));
+      // Reset only once the answer is in: two scrapes at once never export an empty gauge.
+      this.reset();
       for (const [check, { ok }] of Object.entries(checks)) this.set({ check }, ok ? 1 : 0);
     },
   });

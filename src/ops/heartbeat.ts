@@ -58,6 +58,7 @@ export function startHeartbeat(opts: {
   const startedAt = new Date();
   const host = os.hostname();
   let running: Promise<void> | undefined;
+  let writing: Promise<unknown> | undefined;
   let stopped = false;
   let failing = false;
 
@@ -79,7 +80,11 @@ export function startHeartbeat(opts: {
 
   function beat(): Promise<void> {
     if (stopped) return Promise.resolve();
-    running ??= withDeadline(write(), BEAT_DEADLINE_MS)
+    if (running) return running;
+    // The write itself, which a deadline does not stop: the row's removal waits for it.
+    const attempt = write();
+    writing = attempt.catch(() => undefined);
+    running = withDeadline(attempt, BEAT_DEADLINE_MS)
       .then(() => {
         if (failing) opts.log.info('the heartbeat is written again');
         failing = false;
@@ -112,7 +117,7 @@ export function startHeartbeat(opts: {
       stopped = true;
       // A database that froze must not hold the stop up: the row is pruned later then.
       const remove = async () => {
-        await running;
+        await writing;
         await opts.db.query('DELETE FROM ops.processes WHERE id = $1', [id]);
       };
       await withDeadline(remove(), STOP_DELETE_MS).catch(() => undefined);

@@ -4,6 +4,7 @@ import type { Pool } from '../db/pool.ts';
 import { PROJECTOR_LEADER_LOCK } from '../db/locks.ts';
 import { withDeadline } from '../util/deadline.ts';
 import { HEARTBEAT_MS } from './heartbeat.ts';
+import { maskUrlCredentials } from '../config/config.ts';
 
 /**
  * The cluster as `catalog status` shows it (docs/operating.md, "Status"): read from PostgreSQL (the
@@ -62,7 +63,7 @@ const CHECK_MS = 5_000;
 
 /** A URL with its user name and password shown as ***, as configuration errors show them. */
 export function safeUrl(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1***@');
+  return maskUrlCredentials(url);
 }
 
 /** The Redis at `url`: whether it answers PING, and its version (INFO server). */

@@ -152,8 +152,11 @@ export function createReadService(opts: ReadServiceOptions): ReadService {
   }
 
   return {
+    // The version the caches were last reset to, not the mirror's: the mirror moves to a new
+    // version before it tells its listeners, and an answer computed in between (from caches
+    // still holding the old one) must not be kept under the new version by anyone.
     get version() {
-      return mirror.version;
+      return cachedAt;
     },
     get cacheStats() {
       return { ...stats };

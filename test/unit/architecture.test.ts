@@ -42,7 +42,7 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   'src/http': ['src/read', 'src/auth', 'src/payments', 'src/db', 'src/contract', 'src/config', 'src/util'],
   'src/payments': ['src/catalog', 'src/auth', 'src/money', 'src/db', 'src/config', 'src/contract'],
   'src/demo': ['src/catalog'],
-  'src/ops': ['projector/lag.ts', 'src/db', 'src/util'],
+  'src/ops': ['projector/lag.ts', 'src/db', 'src/util', 'src/config'],
   projector: ['src/read', 'src/search', 'src/db', 'src/contract', 'src/util', 'src/catalog/listings/listing-rules.ts'],
   'src/catalog': ['src/auth', 'src/sites', 'src/db', 'src/money', 'src/contract', 'src/util'],
   'src/read': ['src/search', 'src/db', 'src/contract', 'src/util'],

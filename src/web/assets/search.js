@@ -34,7 +34,6 @@
   function update() {
     var q = input.value.trim();
     if (q === last || (q !== '' && (q.length < Q_MIN || q.length > Q_MAX))) return;
-    last = q;
     var url = targetUrl(q);
     if (inFlight) inFlight.abort();
     var controller = new AbortController();
@@ -52,6 +51,8 @@
         if (!fresh) return;
         results.replaceWith(fresh);
         results = fresh;
+        // Only what was shown counts as shown: after a refusal or a failure the same words ask again.
+        last = q;
         document.title = doc.title;
         var status = fresh.querySelector('[role="status"], [role="alert"]');
         var announce = document.getElementById('search-announce');
@@ -60,10 +61,18 @@
       })
       .catch(function () {})
       .then(function () {
-        if (inFlight === controller) inFlight = null;
+        // A request replaced by a newer one leaves the busy mark to that one.
+        if (inFlight !== controller) return;
+        inFlight = null;
         results.removeAttribute('aria-busy');
       });
   }
+
+  // Sending the form navigates: nothing more is asked for this page.
+  form.addEventListener('submit', function () {
+    window.clearTimeout(timer);
+    if (inFlight) inFlight.abort();
+  });
 
   input.addEventListener('input', function () {
     window.clearTimeout(timer);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../../src/config/config.ts';
+import { ConfigError, loadConfig, maskUrlCredentials } from '../../../src/config/config.ts';
 
 describe('configuration from the environment', () => {
   it('applies the documented defaults', () => {
@@ -134,5 +134,23 @@ describe('configuration from the environment', () => {
 
   it('reports every bad variable, one line each', () => {
     expect(() => loadConfig({ PORT: 'x', LOG_LEVEL: 'loud' })).toThrow(/PORT: .*\nLOG_LEVEL: /);
+  });
+});
+
+describe('a URL as a message shows it', () => {
+  it.each([
+    ['postgres://u:p@h/db', 'postgres://***@h/db'],
+    // A password that was not percent-encoded may hold / ? # or @: all of it is hidden.
+    ['postgres://u:p/ss@h/db', 'postgres://***@h/db'],
+    ['postgres://u:p#ss@h/db', 'postgres://***@h/db'],
+    ['postgres://u:p?ss@h/db', 'postgres://***@h/db'],
+    ['postgres://u:p@ss@h/db', 'postgres://***@h/db'],
+    ['u:p@h/db', '***@h/db'],
+    ['postgres://h/db?password=secret&sslmode=require', 'postgres://h/db?password=***&sslmode=require'],
+    ['postgres://h/db?sslmode=require&sslpassword=secret', 'postgres://h/db?sslmode=require&sslpassword=***'],
+    ['redis://h:6379/0', 'redis://h:6379/0'],
+  ])('%s → %s', (url, shown) => {
+    expect(maskUrlCredentials(url)).toBe(shown);
+    expect(maskUrlCredentials(url)).not.toMatch(/secret|p\/ss|p#ss|p\?ss|p@ss|u:p/);
   });
 });
