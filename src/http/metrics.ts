@@ -165,15 +165,7 @@ export function createMetrics(sources: MetricsSources): Metrics {
   });
 
   // One query per scrape feeds both lag gauges.
-  let pendingLag: Promise<ProjectionLag | undefined> | undefined;
-  const lagOnce = () => {
-    pendingLag ??= lag()
-      .catch(() => undefined)
-      .finally(() => {
-        pendingLag = undefined;
-      });
-    return pendingLag;
-  };
+  const lagOnce = sharedWhileInFlight(lag);
   new Gauge({
     name: 'catalog_projection_lag_seconds',
     help: 'Age of the oldest committed write-model change the projector has not applied (0 when caught up; NaN when unknown).',
@@ -208,15 +200,7 @@ export function createMetrics(sources: MetricsSources): Metrics {
 
   // One query per scrape feeds the gauges of the cluster behind this process.
   if (facts) {
-    let pendingFacts: Promise<ProjectionFacts | undefined> | undefined;
-    const factsOnce = () => {
-      pendingFacts ??= facts()
-        .catch(() => undefined)
-        .finally(() => {
-          pendingFacts = undefined;
-        });
-      return pendingFacts;
-    };
+    const factsOnce = sharedWhileInFlight(facts);
     const factGauge = (name: string, help: string, value: (f: ProjectionFacts) => number) =>
       new Gauge({
         name,
@@ -298,4 +282,18 @@ export function createMetrics(sources: MetricsSources): Metrics {
     },
     render: () => registry.metrics(),
   };
+}
+
+/**
+ * One call of `load` shared by every caller while it is in flight (the gauges of one scrape ask
+ * together: one query feeds them all); undefined when it fails.
+ */
+function sharedWhileInFlight<T>(load: () => Promise<T>): () => Promise<T | undefined> {
+  let pending: Promise<T | undefined> | undefined;
+  return () =>
+    (pending ??= load()
+      .catch(() => undefined)
+      .finally(() => {
+        pending = undefined;
+      }));
 }
