@@ -147,8 +147,9 @@ function addDirectReads(app: FastifyInstance, deps: AppDeps, mcp: McpRegistratio
       headers: pages.securityHeaders,
     },
   });
+  // Made only with DIRECT_READS on, when the route's own fast path exists too.
   const mcpDirect = createMcpDirect({
-    direct: mcp.direct,
+    direct: mcp.direct!,
     consumerAuth: deps.consumerAuth,
     observer: (status) => deps.metrics.directObserver({ method: 'POST', route: MCP_PATH, status }),
     trustProxy: deps.config.trustProxy,

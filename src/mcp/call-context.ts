@@ -1,22 +1,26 @@
-import type { IncomingMessage } from 'node:http';
-import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import type { AuthInfo } from '@modelcontextprotocol/server';
 import { tooManyRequests } from '../contract/errors.ts';
 import type { Bucket, BudgetOwner, RateDecision, RateLimits } from '../http/rate-limit.ts';
 import type { ReadService } from '../read/read-service.ts';
 import type { Caller } from '../auth/caller.ts';
 import type { MakerCatalog } from '../catalog/maker-catalog.ts';
+import type { Era } from './protocol.ts';
 
 /**
  * What the tools and the prompt need, split by lifetime. The MCP servers are built once and
  * reused across HTTP requests (see server.ts), so a handler never closes over a caller: it
  * gets the process-wide services (McpDeps) when registered, and the caller of the request it
- * is serving (McpCaller) from the handler's `extra`, with callerOf(extra).
+ * is serving (McpCaller) from the handler's context, with callerOf(ctx).
  */
 export interface McpDeps {
   read: ReadService;
   rateLimits: RateLimits;
   /** The makers' commands, for the maker tools. */
   maker: MakerCatalog;
+  /** The service's public origin: the server's website and icons are on it. */
+  publicUrl: string;
+  /** How long a read may be kept (`ttlMs` of resource reads): CACHE_MAX_AGE_SECONDS, as REST's Cache-Control says. */
+  readTtlMs: number;
 }
 
 /**
@@ -27,6 +31,8 @@ export interface McpDeps {
 export interface McpCaller {
   /** Who is calling: anonymous, or a maker through a connected app with its granted scopes. */
   readonly auth: Caller;
+  /** The protocol era of the request: results are shaped for it (protocol.ts). */
+  readonly era: Era;
   /** The caller's IP, as REST sees it (TRUST_PROXY honoured). */
   readonly ip: string;
   /**
@@ -41,25 +47,26 @@ export interface McpCaller {
 }
 
 /**
- * Each request's caller reaches the handlers through the SDK: the transport takes the request's
- * `auth` (its AuthInfo) and passes it to every handler the request reaches as
- * `extra.authInfo`. The caller is kept beside that object, not in it, so nothing else can
+ * Each request's caller reaches the handlers through the SDK: the route hands the SDK an
+ * AuthInfo for the request, which the SDK passes to every handler the request reaches as
+ * `ctx.http.authInfo`. The caller is kept beside that object, not in it, so nothing else can
  * pose as one. (Not an AsyncLocalStorage: on Node before 24, one in use puts a hook on every
  * promise and every asynchronous resource of the process, the catalog's fastest answers
  * included.)
  */
 const callers = new WeakMap<AuthInfo, McpCaller>();
 
-/** Gives `req`, about to be handled by the SDK's transport, `caller` as the caller of the handlers it reaches. */
-export function attachCaller(req: IncomingMessage & { auth?: AuthInfo }, caller: McpCaller): void {
+/** The AuthInfo to hand the SDK for a request whose caller is `caller`. */
+export function authInfoFor(caller: McpCaller): AuthInfo {
   const auth: AuthInfo = { token: '', clientId: '', scopes: caller.auth.kind === 'maker' ? [...caller.auth.scopes] : [] };
   callers.set(auth, caller);
-  req.auth = auth;
+  return auth;
 }
 
-/** The caller of the request a handler serves (its `extra`). Throws when there is none: a handler needs one. */
-export function callerOf(extra: { authInfo?: AuthInfo | undefined }): McpCaller {
-  const caller = extra.authInfo && callers.get(extra.authInfo);
+/** The caller of the request a handler serves (its context). Throws when there is none: a handler needs one. */
+export function callerOf(ctx: { http?: { authInfo?: AuthInfo | undefined } | undefined }): McpCaller {
+  const auth = ctx.http?.authInfo;
+  const caller = auth && callers.get(auth);
   if (!caller) throw new Error('an MCP handler ran without the caller of its HTTP request');
   return caller;
 }

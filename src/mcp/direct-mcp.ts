@@ -14,8 +14,9 @@ import { traceToolCall } from './tool-tracing.ts';
 
 /**
  * The MCP calls asked for most, answered beneath Fastify as the REST reads are
- * (src/http/direct-reads.ts): a POST to /api/mcp that is one plain `tools/call` of a read tool,
- * from a client with no credential or a valid consumer key, without an Origin (a server-side
+ * (src/http/direct-reads.ts): a POST to /api/mcp that is one plain `tools/call` of a read tool
+ * or `resources/read` of a product or category, in either protocol era, from a client with no
+ * credential or a valid consumer key, without an Origin (a server-side
  * client; browsers' CORS and origin checks are Fastify's). Such a request is read and answered
  * here with the very answer the Fastify route gives it (route.ts: answerDirect), its headers in
  * the same order, the same budget spent, the same request metrics.
@@ -51,6 +52,7 @@ const ANONYMOUS: Caller = { kind: 'anonymous' };
 /** The caller of one request of this path (route.ts has the Fastify path's). */
 class DirectCaller implements McpCaller {
   decision: RateDecision | undefined;
+  readonly era: McpCaller['era'];
   readonly #logger: Logger | undefined;
   readonly #id: string;
 
@@ -58,9 +60,11 @@ class DirectCaller implements McpCaller {
     readonly auth: Caller,
     readonly ip: string,
     readonly budget: McpCaller['budget'],
+    era: McpCaller['era'],
     logger: Logger | undefined,
     id: string,
   ) {
+    this.era = era;
     this.#logger = logger;
     this.#id = id;
   }
@@ -120,7 +124,7 @@ export function createMcpDirect(deps: McpDirectDeps): McpDirect {
     }
     traceToolCall(res, message);
     const id = requestIdFor(req);
-    const caller = new DirectCaller(ANONYMOUS, clientAddress(req) ?? '', budget, deps.logger, id);
+    const caller = new DirectCaller(ANONYMOUS, clientAddress(req) ?? '', budget, call.era, deps.logger, id);
     const answer = direct.answerNow(call, caller);
     if (answer instanceof Promise) {
       answer.then(

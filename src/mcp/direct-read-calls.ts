@@ -1,50 +1,46 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { getParseErrorMessage } from '@modelcontextprotocol/sdk/server/zod-compat.js';
-import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
-import {
-  CallToolResultSchema,
-  ErrorCode,
-  McpError,
-  SUPPORTED_PROTOCOL_VERSIONS,
-  type CallToolResult,
-} from '@modelcontextprotocol/sdk/types.js';
+import { isJsonContentType, type CallToolResult } from '@modelcontextprotocol/server';
 import { LRUCache } from 'lru-cache';
-import { CatalogError } from '../contract/errors.ts';
+import { CatalogError, internalError, tooManyRequests } from '../contract/errors.ts';
 import type { ReadBody, ReadService } from '../read/read-service.ts';
 import type { McpCaller, McpDeps } from './call-context.ts';
-import { READ_TOOLS, runReadTool, runReadToolNow, type ReadTool } from './read-tools.ts';
-import { bodyResult, errorResult } from './tool-result.ts';
+import { LEGACY_VERSIONS, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, MODERN_VERSION, type Era } from './protocol.ts';
+import { READ_TOOLS, runReadTool, runReadToolNow, successResult, type ReadTool } from './read-tools.ts';
+import { cacheScopeOf, protocolErrorOf, readResourceNow, resourceOf } from './resources.ts';
+import { errorResult } from './tool-result.ts';
+import { spendBudget } from './call-context.ts';
 
 /**
- * The fast path of the read tools. A request that is one plain JSON-RPC `tools/call` of
- * search_products, list_categories or get_product is answered here, without an SDK server and
- * transport, with the very bytes the SDK would send: the same budget spent, the same checks,
- * the same result, serialized the way the SDK serializes it. Anything else, and any call this
- * module is not certain about, goes to the SDK.
+ * The fast path of the read calls. A request that is one plain JSON-RPC `tools/call` of
+ * search_products, list_categories or get_product, or one `resources/read` of a product or a
+ * category, in either era, is answered here, without an SDK server and exchange, with the very
+ * bytes the SDK would send: the same budget spent, the same checks, the same result, built by
+ * the same functions the SDK's handlers call (read-tools.ts, resources.ts), which shape it for
+ * the era themselves, so the SDK sends it unchanged. Anything else, and any request this module
+ * is not certain about, goes to the SDK.
  *
- * What the SDK does per call that is done here once per answer: parsing the REST body into
- * structuredContent, validating it against the tool's output schema (the projector already
- * validated every product through the contract; a failure would still be answered as the SDK
- * answers it), normalizing the result through CallToolResultSchema, and serializing it with
- * the body twice (parsed and as text). The serialized result is kept with the read service's
- * answer object, which stays the same object while the projection does not change.
+ * What is done here once per answer rather than per call: parsing the REST body into the
+ * structured result, checking it against the contract, writing the model's text, and
+ * serializing the result. The serialized result is kept under the answer's strong ETag, which
+ * names its bytes, while the projection does not change.
  *
- * The conditions mirror what the SDK checks before it runs a tool (transport: Accept,
- * Content-Type, one JSON-RPC request with an integer or string id, a supported protocol
- * version; server: params of exactly name and arguments, so no task, no _meta), and
- * test/int/mcp/mcp-answers.test.ts holds the answers of both paths to the bytes recorded from the
- * SDK alone.
+ * The conditions mirror what the SDK checks before it runs a handler: Accept, Content-Type, one
+ * JSON-RPC request with an integer or string id; for the modern era (2026-07-28) the
+ * `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers equal to the body and a plain
+ * `_meta` envelope (protocol version, client capabilities, client info: nothing else, so no
+ * progress token, log level or trace context); for the legacy era no envelope and a supported
+ * legacy version or none. test/int/mcp/mcp-answers.test.ts holds the answers of both paths to
+ * the bytes recorded from the SDK alone, and test/int/mcp/direct-mcp.test.ts compares a service
+ * with and without this path.
  */
-export interface DirectReadCall {
-  readonly tool: ReadTool;
-  readonly id: string | number;
-  readonly args: Record<string, unknown>;
-}
+export type DirectReadCall =
+  | { readonly kind: 'tool'; readonly era: Era; readonly id: string | number; readonly tool: ReadTool; readonly args: Record<string, unknown> }
+  | { readonly kind: 'resource'; readonly era: Era; readonly id: string | number; readonly uri: string; readonly target: { kind: 'product' | 'category'; slug: string } };
 
 /**
  * A JSON-RPC response body in two pieces, written one after the other: everything before the
- * id (the result, kept with the answer) and the id with the closing brace. No copy of the
- * result is made per request.
+ * id (the result, kept with the answer) and the id with what follows it. No copy of the result
+ * is made per request.
  */
 export interface DirectAnswer {
   readonly head: Buffer;
@@ -52,9 +48,9 @@ export interface DirectAnswer {
 }
 
 export interface DirectReadCalls {
-  /** The call, when the SDK would answer this request with nothing but the tool's result. */
+  /** The call, when the SDK would answer this request with nothing but the handler's result. */
   match(body: unknown, rawHeaders: readonly string[], headers: IncomingHttpHeaders): DirectReadCall | undefined;
-  /** The JSON-RPC response body for the call, the budget spent as the tool spends it. */
+  /** The JSON-RPC response body for the call, the budget spent as the handler spends it. */
   answer(call: DirectReadCall, caller: McpCaller): Promise<DirectAnswer>;
   /** The same, at once when the budget is decided at once and the answer at hand (runReadToolNow). */
   answerNow(call: DirectReadCall, caller: McpCaller): DirectAnswer | Promise<DirectAnswer>;
@@ -73,9 +69,16 @@ function keysWithin(value: Record<string, unknown>, allowed: readonly string[]):
 }
 
 const MESSAGE_KEYS = ['jsonrpc', 'id', 'method', 'params'] as const;
-const PARAMS_KEYS = ['name', 'arguments'] as const;
-/** Request headers the transport reads before a tool runs; given twice, the SDK is asked. */
-const CHECKED_HEADERS = new Set(['accept', 'content-type', 'mcp-protocol-version']);
+const TOOL_PARAMS = ['name', 'arguments'] as const;
+const TOOL_PARAMS_MODERN = ['name', 'arguments', '_meta'] as const;
+const RESOURCE_PARAMS = ['uri'] as const;
+const RESOURCE_PARAMS_MODERN = ['uri', '_meta'] as const;
+const ENVELOPE_KEYS = [META_PROTOCOL_VERSION, META_CLIENT_CAPABILITIES, META_CLIENT_INFO] as const;
+const CLIENT_INFO_KEYS = ['name', 'version', 'title'] as const;
+/** Request headers the SDK reads before a handler runs; given twice, the SDK is asked. */
+const CHECKED_HEADERS = new Set(['accept', 'content-type', 'mcp-protocol-version', 'mcp-method', 'mcp-name']);
+/** A slug the SDK's URI template matches as it is: unreserved characters only. */
+const PLAIN_SLUG = /^[A-Za-z0-9._~-]{1,200}$/;
 
 export function headersGivenOnce(rawHeaders: readonly string[]): boolean {
   const seen = new Set<string>();
@@ -88,13 +91,13 @@ export function headersGivenOnce(rawHeaders: readonly string[]): boolean {
   return true;
 }
 
-/** What the Streamable HTTP transport accepts before it hands a request to the server. */
+/** What the Streamable HTTP transport accepts before it hands a request to the server, in either era. */
 export function transportAccepts(headers: IncomingHttpHeaders): boolean {
   const accept = headers.accept;
   if (typeof accept !== 'string' || !accept.includes('application/json') || !accept.includes('text/event-stream')) return false;
   if (!isJsonContentType(headers['content-type'])) return false;
   const version = headers['mcp-protocol-version'];
-  return version === undefined || (typeof version === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(version));
+  return version === undefined || version === MODERN_VERSION || (typeof version === 'string' && LEGACY_VERSIONS.includes(version));
 }
 
 /** A JSON-RPC id the SDK's schema accepts: a string or a safe integer. */
@@ -102,31 +105,36 @@ function isRequestId(id: unknown): id is string | number {
   return typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id));
 }
 
-/** The SDK's answer to structured content that fails the tool's output schema: a tool error. */
-export function outputValidationFailure(toolName: string, error: unknown): CallToolResult {
-  const failure = new McpError(
-    ErrorCode.InvalidParams,
-    `Output validation error: Invalid structured content for tool ${toolName}: ${getParseErrorMessage(error)}`,
-  );
-  return { content: [{ type: 'text', text: failure.message }], isError: true };
+/** A modern envelope the SDK accepts as it is, with nothing in it this path does not know. */
+function plainEnvelope(meta: unknown): boolean {
+  if (!isPlainObject(meta) || !keysWithin(meta, ENVELOPE_KEYS)) return false;
+  if (meta[META_PROTOCOL_VERSION] !== MODERN_VERSION) return false;
+  const capabilities = meta[META_CLIENT_CAPABILITIES];
+  if (!isPlainObject(capabilities)) return false;
+  for (const key in capabilities) if (!isPlainObject(capabilities[key])) return false;
+  const info = meta[META_CLIENT_INFO];
+  if (info === undefined) return true;
+  return isPlainObject(info) && keysWithin(info, CLIENT_INFO_KEYS) && typeof info.name === 'string' && typeof info.version === 'string' && (info.title === undefined || typeof info.title === 'string');
 }
 
-/** A result as the SDK sends it: normalized by CallToolResultSchema, then serialized. */
-export function serializeResult(result: CallToolResult): string {
-  return JSON.stringify(CallToolResultSchema.parse(result));
+/** The era of a request whose headers and envelope this path is sure of, or undefined. */
+function eraOf(method: string, name: string, params: Record<string, unknown>, headers: IncomingHttpHeaders): Era | undefined {
+  const version = headers['mcp-protocol-version'];
+  if (params._meta === undefined) {
+    // A legacy request: no envelope and none of the modern headers.
+    if (version === MODERN_VERSION || headers['mcp-method'] !== undefined || headers['mcp-name'] !== undefined) return undefined;
+    return 'legacy';
+  }
+  if (version !== MODERN_VERSION || headers['mcp-method'] !== method || headers['mcp-name'] !== name) return undefined;
+  return plainEnvelope(params._meta) ? 'modern' : undefined;
 }
 
-/** The tool's result for a body, checked against its output schema as the SDK checks it. */
-export function successResult(tool: ReadTool, body: string): CallToolResult {
-  const result = bodyResult(body);
-  const checked = tool.config.outputSchema.safeParse(result.structuredContent);
-  return checked.success ? result : outputValidationFailure(tool.name, checked.error);
-}
-
-/** Everything of the response before the id: `{"result":…,"jsonrpc":"2.0","id":`. */
-function responseHead(resultJson: string): Buffer {
+/** Everything of a result response before the id: `{"result":…,"jsonrpc":"2.0","id":`. */
+function resultHead(resultJson: string): Buffer {
   return Buffer.from(`{"result":${resultJson},"jsonrpc":"2.0","id":`);
 }
+
+const ERROR_HEAD = Buffer.from('{"jsonrpc":"2.0","id":');
 
 export interface DirectReadCallsOptions {
   /** Bytes of serialized results kept; 0 serializes every call afresh. */
@@ -137,57 +145,110 @@ export function createDirectReadCalls(deps: McpDeps, opts: DirectReadCallsOption
   const read: ReadService = deps.read;
   const cache =
     opts.cacheMaxBytes > 0
-      ? new LRUCache<string, Buffer>({ maxSize: opts.cacheMaxBytes, sizeCalculation: (head) => head.length + 64 })
+      ? new LRUCache<string, Buffer>({ maxSize: opts.cacheMaxBytes, sizeCalculation: (head, key) => head.length + key.length + 64 })
       : undefined;
   // Answers of an older projection are never asked for again: dropped when the version moves.
   let cachedVersion = read.version;
 
-  function headFor(tool: ReadTool, answer: ReadBody): Buffer {
-    if (!cache) return responseHead(serializeResult(successResult(tool, answer.body)));
+  /** The head of a result, kept under `key` (which names its bytes) while the projection stays. */
+  function kept(key: string, build: () => CallToolResult | object): Buffer {
+    if (!cache) return resultHead(JSON.stringify(build()));
     if (read.version !== cachedVersion) {
       cache.clear();
       cachedVersion = read.version;
     }
-    // A strong ETag names the answer's bytes, so a tool's result for it is always the same.
-    const key = `${tool.name}\u0000${answer.etag}`;
     let head = cache.get(key);
     if (!head) {
-      head = responseHead(serializeResult(successResult(tool, answer.body)));
+      head = resultHead(JSON.stringify(build()));
       cache.set(key, head);
     }
     return head;
   }
 
-  function answerOf(call: DirectReadCall, outcome: ReadBody | CatalogError): DirectAnswer {
-    const head = outcome instanceof CatalogError ? responseHead(serializeResult(errorResult(outcome))) : headFor(call.tool, outcome);
+  function toolAnswer(call: Extract<DirectReadCall, { kind: 'tool' }>, outcome: ReadBody | CatalogError, caller: McpCaller): DirectAnswer {
+    const tail = Buffer.from(`${JSON.stringify(call.id)}}`);
+    if (outcome instanceof CatalogError) return { head: resultHead(JSON.stringify(errorResult(outcome, call.era))), tail };
+    // A strong ETag names the answer's bytes, so a tool's result for it is always the same.
+    const head = kept(`${call.tool.name}\u0000${call.era}\u0000${outcome.etag}`, () => successResult(call.tool, outcome.body, call.era, caller.log));
+    return { head, tail };
+  }
+
+  function resourceAnswer(call: Extract<DirectReadCall, { kind: 'resource' }>, caller: McpCaller): DirectAnswer {
+    let head: Buffer;
+    try {
+      const scope = call.era === 'modern' ? cacheScopeOf(caller) : '';
+      const version = call.target.kind === 'product' ? read.productBytes(call.target.slug)?.etag : read.categories().etag;
+      head =
+        version === undefined
+          ? resultHead(JSON.stringify(readResourceNow(deps, caller, call.uri, call.target)))
+          : kept(`${call.uri}\u0000${call.era}\u0000${scope}\u0000${version}`, () => readResourceNow(deps, caller, call.uri, call.target));
+    } catch (err) {
+      return resourceError(call, err instanceof CatalogError ? err : internalError(err), caller);
+    }
     return { head, tail: Buffer.from(`${JSON.stringify(call.id)}}`) };
+  }
+
+  /** A JSON-RPC error as the SDK writes it: `{"jsonrpc":"2.0","id":…,"error":{…}}`. */
+  function resourceError(call: DirectReadCall, err: CatalogError, caller: McpCaller): DirectAnswer {
+    if (err.status >= 500) caller.log.error({ err }, 'MCP resource read failed');
+    const failure = protocolErrorOf(err);
+    const error = { code: failure.code, message: failure.message, data: failure.data };
+    return { head: ERROR_HEAD, tail: Buffer.from(`${JSON.stringify(call.id)},"error":${JSON.stringify(error)}}`) };
+  }
+
+  async function answerResource(call: Extract<DirectReadCall, { kind: 'resource' }>, caller: McpCaller): Promise<DirectAnswer> {
+    try {
+      await spendBudget(deps.rateLimits, caller, 'other');
+    } catch (err) {
+      return resourceError(call, err instanceof CatalogError ? err : internalError(err), caller);
+    }
+    return resourceAnswer(call, caller);
   }
 
   return {
     match(body, rawHeaders, headers) {
       if (!isPlainObject(body) || !keysWithin(body, MESSAGE_KEYS)) return undefined;
       const { jsonrpc, id, method, params } = body;
-      if (jsonrpc !== '2.0' || method !== 'tools/call' || !isRequestId(id)) return undefined;
-      if (!isPlainObject(params) || !keysWithin(params, PARAMS_KEYS)) return undefined;
-      const tool = typeof params.name === 'string' ? TOOLS.get(params.name) : undefined;
-      if (!tool) return undefined;
-      const given = params.arguments === undefined ? {} : params.arguments;
-      if (!isPlainObject(given)) return undefined;
-      if (!transportAccepts(headers) || !headersGivenOnce(rawHeaders)) return undefined;
-      // The arguments as the SDK hands them to the handler: parsed by the input schema.
-      const parsed = tool.config.inputSchema.safeParse(given);
-      if (!parsed.success) return undefined;
-      return { tool, id, args: parsed.data as Record<string, unknown> };
+      if (jsonrpc !== '2.0' || !isRequestId(id) || !isPlainObject(params)) return undefined;
+      if (method === 'tools/call') {
+        const tool = typeof params.name === 'string' ? TOOLS.get(params.name) : undefined;
+        if (!tool) return undefined;
+        const era = eraOf(method, tool.name, params, headers);
+        if (!era || !keysWithin(params, era === 'modern' ? TOOL_PARAMS_MODERN : TOOL_PARAMS)) return undefined;
+        const args = params.arguments === undefined ? {} : params.arguments;
+        if (!isPlainObject(args)) return undefined;
+        if (!transportAccepts(headers) || !headersGivenOnce(rawHeaders)) return undefined;
+        return { kind: 'tool', era, id, tool, args };
+      }
+      if (method === 'resources/read') {
+        const uri = params.uri;
+        if (typeof uri !== 'string') return undefined;
+        const target = resourceOf(uri);
+        if (!target || !PLAIN_SLUG.test(target.slug) || target.slug !== uri.slice(uri.lastIndexOf('/') + 1)) return undefined;
+        const era = eraOf(method, uri, params, headers);
+        if (!era || !keysWithin(params, era === 'modern' ? RESOURCE_PARAMS_MODERN : RESOURCE_PARAMS)) return undefined;
+        if (!transportAccepts(headers) || !headersGivenOnce(rawHeaders)) return undefined;
+        return { kind: 'resource', era, id, uri, target };
+      }
+      return undefined;
     },
 
     async answer(call, caller) {
-      return answerOf(call, await runReadTool(call.tool, deps, caller, call.args));
+      if (call.kind === 'resource') return answerResource(call, caller);
+      return toolAnswer(call, await runReadTool(call.tool, deps, caller, call.args), caller);
     },
 
     answerNow(call, caller) {
+      if (call.kind === 'resource') {
+        const decision = deps.rateLimits.consumeNow('other', caller.ip, caller.budget?.owner);
+        if (decision === undefined) return answerResource(call, caller);
+        caller.onRateDecision(decision);
+        if (!decision.allowed) return resourceError(call, tooManyRequests(decision.resetSeconds, caller.budget?.holder ?? 'address'), caller);
+        return resourceAnswer(call, caller);
+      }
       const outcome = runReadToolNow(call.tool, deps, caller, call.args);
       if (outcome === undefined) return this.answer(call, caller);
-      return outcome instanceof Promise ? outcome.then((o) => answerOf(call, o)) : answerOf(call, outcome);
+      return outcome instanceof Promise ? outcome.then((o) => toolAnswer(call, o, caller)) : toolAnswer(call, outcome, caller);
     },
   };
 }

@@ -1,5 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, McpServer, ToolAnnotations } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { checkScopes } from '../auth/caller.ts';
 import type { Scope } from '../auth/scopes.ts';
@@ -15,13 +14,14 @@ import { submitProduct, type SubmitOutcome } from '../catalog/submissions/submis
 import { requestUpgrade } from '../catalog/payments/upgrades.ts';
 import { callerOf, spendBudget, type McpCaller, type McpDeps } from './call-context.ts';
 import { MAKER_TOOL_SCOPES } from './maker-tool-scopes.ts';
-import { advertised, argumentsObject } from './tool-schemas.ts';
-import { errorResult } from './tool-result.ts';
+import { argumentsSchema } from './tool-schemas.ts';
+import { errorResult, jsonResult } from './tool-result.ts';
 
 /**
  * The five maker tools of spec section 4. They call the catalog's commands (src/catalog), the
  * same ones the maker pages call; they never write a table themselves. Each answers a JSON
- * object (structuredContent, checked against its output schema, and the same JSON as text);
+ * object (structuredContent, and the same JSON as text; no output schema is advertised, to keep
+ * `tools/list` small: docs/decisions.md);
  * a refusal is a tool error carrying the error object {code, message, data?}:
  * BAD_REQUEST (with data.issues naming each rejected argument), NOT_FOUND (not one of your
  * listings), CONFLICT (the listing's state does not allow it), TOO_MANY_REQUESTS (draft limit).
@@ -82,28 +82,31 @@ function paymentJson(p: PaymentLink): z.infer<typeof paymentOutput> {
   return { url: p.url, price: formatPrice(p.price), amount_minor: p.price.amountMinor, minor_unit: minorUnitOf(p.price.currency) ?? 0, currency: p.price.currency };
 }
 
-function jsonResult(body: Record<string, unknown>): CallToolResult {
-  return { structuredContent: body, content: [{ type: 'text', text: JSON.stringify(body) }] };
-}
-
 /**
  * Runs a tool: a CatalogError is answered as the tool error it is; anything else is logged.
  * A database that cannot be reached is a tool error too (SERVICE_UNAVAILABLE, retry shortly),
  * not an HTTP failure: the model reads the result and can wait and retry, where a failed POST
  * would look to the host like a broken connection.
  */
-async function answer(caller: McpCaller, run: (caller: McpCaller) => Promise<CallToolResult>): Promise<CallToolResult> {
-  if (caller.auth.kind === 'maker' && caller.auth.grantUnchecked) return errorResult(serviceUnavailable());
+async function answer<T extends Record<string, unknown>>(caller: McpCaller, output: z.ZodType<T>, run: (caller: McpCaller) => Promise<T>): Promise<CallToolResult> {
+  if (caller.auth.kind === 'maker' && caller.auth.grantUnchecked) return errorResult(serviceUnavailable(), caller.era);
   try {
-    return await run(caller);
+    const body = await run(caller);
+    // The answer's shape, checked as a client would: docs/mcp.md describes it field by field.
+    const checked = output.safeParse(body);
+    if (!checked.success) {
+      caller.log.error({ err: checked.error }, 'a maker tool\'s answer does not have its shape');
+      return errorResult(internalError(checked.error), caller.era);
+    }
+    return jsonResult(body, caller.era);
   } catch (err) {
-    if (err instanceof CatalogError) return errorResult(err);
+    if (err instanceof CatalogError) return errorResult(err, caller.era);
     if (isDatabaseUnavailable(err)) {
       caller.log.warn({ err }, 'MCP tool refused: the database cannot be reached');
-      return errorResult(serviceUnavailable(err));
+      return errorResult(serviceUnavailable(err), caller.era);
     }
     caller.log.error({ err }, 'MCP tool failed');
-    return errorResult(internalError(err));
+    return errorResult(internalError(err), caller.era);
   }
 }
 
@@ -128,7 +131,11 @@ function annotations(title: string, readOnly: boolean): ToolAnnotations {
   return { title, readOnlyHint: readOnly, destructiveHint: false, idempotentHint: readOnly, openWorldHint: true };
 }
 
-const submitOutput = {
+/**
+ * The answers' shapes, checked before an answer leaves (docs/mcp.md lists every tool's answer;
+ * the maker tools advertise no output schema: docs/decisions.md, "The MCP tool list").
+ */
+const submitOutput = z.strictObject({
   outcome: z.enum(['published', 'pending_review', 'draft_saved', 'already_listed', 'already_submitted']),
   message: z.string(),
   listing: listingOutput.nullable().describe('your listing (published, pending_review, already_submitted: its status and feedback say why, a rejected one included)'),
@@ -136,9 +143,26 @@ const submitOutput = {
   claim_link: z.object({ url: z.string(), expires_at: z.string() }).nullable().describe('open in a browser to finish a draft (draft_saved)'),
   payment: paymentOutput.nullable().describe('for plan: premium'),
   review_reasons: z.array(z.string()).describe('why a listing waits for review (pending_review)'),
-};
+});
+const myListingsOutput = z.strictObject({ listings: z.array(listingOutput) });
+const updateOutput = z.strictObject({
+  outcome: z.enum(['updated_live', 'sent_to_review']),
+  message: z.string(),
+  listing: listingOutput,
+  review_reasons: z.array(z.string()).describe('what the automatic check found on a new website that sent the listing to review'),
+});
+const badgeOutput = z.strictObject({
+  status: z.enum(['found', 'missing', 'inconclusive']),
+  reason: z.string().nullable(),
+  message: z.string(),
+  markup: z.string().describe('the HTML to put on the site'),
+  badge_image_url: z.string(),
+  listing_url: z.string(),
+  edit_url: z.string(),
+});
+const upgradeOutput = z.strictObject({ message: z.string(), payment: paymentOutput, listing: listingOutput });
 
-function submitAnswer(result: SubmitOutcome): Record<string, unknown> {
+function submitAnswer(result: SubmitOutcome): z.infer<typeof submitOutput> {
   const base = { listing: null, live_listing: null, claim_link: null, payment: null, review_reasons: [] as string[] };
   switch (result.outcome) {
     case 'published':
@@ -203,12 +227,11 @@ export function registerMakerTools(server: McpServer, deps: McpDeps): void {
         '`plan: "premium"` also returns a payment link with its price; nothing is ever charged here, the maker pays in the browser.',
         'Outcomes: published, pending_review, draft_saved, already_listed (the site is live in the directory, or reserved to a listing whose change of website waits for review), already_submitted (you already have a listing for it, whatever its state: a rejected one comes with its feedback and cannot be submitted again).',
       ].join('\n'),
-      inputSchema: argumentsObject(Object.fromEntries(Object.entries(submissionShape).map(([k, v]) => [k, advertised(v)]))).meta({ required: ['website'] }),
-      outputSchema: submitOutput,
+      inputSchema: argumentsSchema(submissionShape, ['website']),
       annotations: annotations('Submit a product', false),
     },
-    (args, extra) =>
-      answer(callerOf(extra), async (caller) => {
+    (args, ctx) =>
+      answer(callerOf(ctx), submitOutput, async (caller) => {
         await spendBudget(deps.rateLimits, caller, 'other');
         const submission = parseArgs(submissionSchema, args);
         const auth = caller.auth;
@@ -217,7 +240,7 @@ export function registerMakerTools(server: McpServer, deps: McpDeps): void {
           { makerId: auth.kind === 'maker' ? auth.makerId : null, canWrite: auth.kind === 'maker' && auth.scopes.has('listings:write'), clientIp: caller.ip },
           submission,
         );
-        return jsonResult(submitAnswer(result));
+        return submitAnswer(result);
       })
   );
 
@@ -227,17 +250,16 @@ export function registerMakerTools(server: McpServer, deps: McpDeps): void {
       title: 'My listings',
       description:
         "The signed-in maker's listings, newest first: status, plan, badge, the reviewer's feedback and the page to open for each. Give `slug` for one listing. Needs listings:read.",
-      inputSchema: argumentsObject({ slug: advertised(z.string().min(1).max(200).describe('one of your listings; omit for all')) }),
-      outputSchema: { listings: z.array(listingOutput) },
+      inputSchema: argumentsSchema({ slug: z.string().min(1).max(200).describe('one of your listings; omit for all') }),
       annotations: annotations('My listings', true),
     },
-    (args, extra) =>
-      answer(callerOf(extra), async (caller) => {
+    (args, ctx) =>
+      answer(callerOf(ctx), myListingsOutput, async (caller) => {
         await spendBudget(deps.rateLimits, caller, 'other');
         const makerId = requireMaker(caller, 'my_listings');
         const { slug } = parseArgs(z.strictObject({ slug: z.string().trim().min(1, { error: 'slug must not be empty' }).max(200).optional() }), args);
         const listings = slug ? [await getMakerListing(maker.pool, maker.urls, makerId, slug)] : await listMakerListings(maker.pool, maker.urls, makerId);
-        return jsonResult({ listings: listings.map(listingJson) });
+        return { listings: listings.map(listingJson) };
       })
   );
 
@@ -260,29 +282,23 @@ export function registerMakerTools(server: McpServer, deps: McpDeps): void {
         'Edit one of your listings: website, name, punchline, description (Markdown or plain text), category, pricing_model or social. A live listing stays live and changes at once; a listing that is not live goes (back) to review; a rejected listing cannot be edited. Needs listings:read and listings:write.',
         'A new website is read and checked as submit_product checks a site: refused when it is already in the directory or one of your listings; the automatic check runs on it, and a live listing stays live with it when the check passes, or goes to review (review_reasons say why) while its old site stays reserved to it until a reviewer approves. The badge must then be verified again on the new site.',
       ].join('\n'),
-      inputSchema: argumentsObject(Object.fromEntries(Object.entries(updateShape).map(([k, v]) => [k, advertised(v)]))).meta({ required: ['slug'] }),
-      outputSchema: {
-        outcome: z.enum(['updated_live', 'sent_to_review']),
-        message: z.string(),
-        listing: listingOutput,
-        review_reasons: z.array(z.string()).describe('what the automatic check found on a new website that sent the listing to review'),
-      },
+      inputSchema: argumentsSchema(updateShape, ['slug']),
       annotations: annotations('Update a listing', false),
     },
-    (args, extra) =>
-      answer(callerOf(extra), async (caller) => {
+    (args, ctx) =>
+      answer(callerOf(ctx), updateOutput, async (caller) => {
         await spendBudget(deps.rateLimits, caller, 'other');
         const makerId = requireMaker(caller, 'update_listing');
         const { slug, ...rest } = (args ?? {}) as Record<string, unknown>;
         if (typeof slug !== 'string' || slug.trim() === '') throw badRequest([{ path: ['slug'], message: 'slug is required: one of your listings (see my_listings)' }]);
         const changes = parseArgs(listingChangesSchema, rest);
         const result = await editListing(maker, makerId, slug.trim(), changes, maker.now?.() ?? new Date());
-        return jsonResult({
+        return {
           outcome: result.outcome,
           message: updateMessage(result),
           listing: listingJson(result.listing),
           review_reasons: result.websiteChange && !result.websiteChange.accepted ? result.websiteChange.reasons.map((r) => r.message) : [],
-        });
+        };
       })
   );
 
@@ -292,20 +308,11 @@ export function registerMakerTools(server: McpServer, deps: McpDeps): void {
       title: 'Check the badge',
       description:
         "Looks now for the directory badge on the site of one of your free listings: found, missing or inconclusive (the site could not be read), with the exact markup to add. Records nothing: the maker presses Verify on the listing's edit page to make the link to the site followed. Needs listings:read.",
-      inputSchema: argumentsObject({ slug: advertised(z.string().min(1).max(200).describe('one of your free listings')) }).meta({ required: ['slug'] }),
-      outputSchema: {
-        status: z.enum(['found', 'missing', 'inconclusive']),
-        reason: z.string().nullable(),
-        message: z.string(),
-        markup: z.string().describe('the HTML to put on the site'),
-        badge_image_url: z.string(),
-        listing_url: z.string(),
-        edit_url: z.string(),
-      },
+      inputSchema: argumentsSchema({ slug: z.string().min(1).max(200).describe('one of your free listings') }, ['slug']),
       annotations: annotations('Check the badge', true),
     },
-    (args, extra) =>
-      answer(callerOf(extra), async (caller) => {
+    (args, ctx) =>
+      answer(callerOf(ctx), badgeOutput, async (caller) => {
         await spendBudget(deps.rateLimits, caller, 'other');
         const makerId = requireMaker(caller, 'check_badge');
         const { slug } = parseArgs(slugArgument, args);
@@ -315,7 +322,7 @@ export function registerMakerTools(server: McpServer, deps: McpDeps): void {
           missing: 'The badge was not found on the site. Add the markup to the home page, then check again.',
           inconclusive: 'The site could not be read, so the badge could not be checked. Try again later.',
         }[answer.check.status];
-        return jsonResult({
+        return {
           status: answer.check.status,
           reason: answer.check.status === 'found' ? null : answer.check.reason,
           message,
@@ -323,7 +330,7 @@ export function registerMakerTools(server: McpServer, deps: McpDeps): void {
           badge_image_url: answer.badgeImageUrl,
           listing_url: answer.listing.url,
           edit_url: answer.listing.editUrl,
-        });
+        };
       })
   );
 
@@ -333,21 +340,20 @@ export function registerMakerTools(server: McpServer, deps: McpDeps): void {
       title: 'Upgrade to premium',
       description:
         'A payment link, with its price, for moving one of your live free listings to the premium plan (highlights, ideal-for, FAQ and a followed link). Nothing is charged: the maker opens the link in a browser and pays there. Needs listings:read and listings:write.',
-      inputSchema: argumentsObject({ slug: advertised(z.string().min(1).max(200).describe('one of your live free listings')) }).meta({ required: ['slug'] }),
-      outputSchema: { message: z.string(), payment: paymentOutput, listing: listingOutput },
+      inputSchema: argumentsSchema({ slug: z.string().min(1).max(200).describe('one of your live free listings') }, ['slug']),
       annotations: annotations('Upgrade to premium', false),
     },
-    (args, extra) =>
-      answer(callerOf(extra), async (caller) => {
+    (args, ctx) =>
+      answer(callerOf(ctx), upgradeOutput, async (caller) => {
         await spendBudget(deps.rateLimits, caller, 'other');
         const makerId = requireMaker(caller, 'upgrade_listing');
         const { slug } = parseArgs(slugArgument, args);
         const { listing, payment } = await requestUpgrade(maker.pool, maker.urls, maker.payments, makerId, slug);
-        return jsonResult({
+        return {
           message: `Open ${payment.url} in a browser to pay ${formatPrice(payment.price)}; the listing moves to the premium plan once the payment is confirmed. Nothing has been charged.`,
           payment: paymentJson(payment),
           listing: listingJson(listing),
-        });
+        };
       })
   );
 }

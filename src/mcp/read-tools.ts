@@ -1,27 +1,35 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ContentBlock, McpServer, ToolAnnotations } from '@modelcontextprotocol/server';
 import type { z } from 'zod';
 import type { Bucket } from '../http/rate-limit.ts';
 import { parseNoParams, parseProductSlug, parseSearchParams } from '../read/params.ts';
 import type { ReadBody, ReadService } from '../read/read-service.ts';
 import { CatalogError, internalError, tooManyRequests } from '../contract/errors.ts';
+import type { Category, Product } from '../contract/schemas.ts';
 import { callerOf, spendBudget, type McpCaller, type McpDeps } from './call-context.ts';
-import { bodyResult, errorResult } from './tool-result.ts';
+import { categoriesText, productText, productTextBudget, searchText, type SearchEnvelope } from './model-text.ts';
+import type { Era } from './protocol.ts';
+import { productUri } from './resources.ts';
+import { errorResult, structuredResult } from './tool-result.ts';
 import {
+  categoryListContract,
   categoryListOutput,
   getProductInput,
   listCategoriesInput,
+  productContract,
   productOutput,
   searchProductsInput,
+  searchResultContract,
   searchResultOutput,
+  type ToolSchema,
 } from './tool-schemas.ts';
 
 /**
  * The three read tools. Each mirrors a REST endpoint: same arguments, same validation
- * (read/params.ts), same rate-limit bucket, and the very same body from the read service.
- * They are described once, as data, for the two ways a call reaches them: registered on the
- * MCP servers (the SDK path), and answered directly by direct-read-calls.ts when a request is
- * a plain call of one of them (the fast path, which answers the same bytes).
+ * (read/params.ts), same rate-limit bucket, and the very same body from the read service as
+ * the structured result. They are described once, as data, for the two ways a call reaches
+ * them: registered on the MCP servers (the SDK path), and answered directly by
+ * direct-read-calls.ts when a request is a plain call of one of them (the fast path, which
+ * answers the same bytes).
  */
 
 /** Reads of public data: safe to call again, changing nothing, and confined to the catalog. */
@@ -29,32 +37,18 @@ function readAnnotations(title: string): ToolAnnotations {
   return { title, readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 }
 
-const LINK_RULE =
-  'Whenever you show a listing, link its name to its `url` (the listing page in the directory): the catalog is public on that condition.';
-
 const SEARCH_DESCRIPTION = [
-  'Search the live product listings of the directory, newest first (most recently listed at the top).',
-  'Every argument is optional and they combine: with none, the whole catalog is returned page by page.',
-  '- q: words to look for in the name, tagline (punchline) and description; 2 to 100 characters.',
-  '- category: a category slug from list_categories, e.g. "developer-tools".',
-  '- label: a label slug, e.g. "new".',
-  '- tag: a tag slug, e.g. "ai".',
-  '- page: which page of results, 1 to 500 (default 1).',
-  '- limit: listings per page, 1 to 50 (default 20).',
-  'The result holds `products` (each with slug, name, punchline, description as HTML, website, pricing model, labels, tags and url), `total` (how many listings match across every page, not just this one), `page` and `limit`. To see more, ask for the next page while page × limit < total.',
-  LINK_RULE,
+  'Search the live listings of the directory, newest first. All arguments are optional and combine; with none, the whole catalog page by page.',
+  'The text names each hit (slug, tagline, the description\'s opening, pricing, category, website) and the total; the structured result is the REST answer (products, total, page, limit); each hit links its resource catalog://products/{slug}. More: next page while page × limit < total.',
+  'Link a listing\'s name to its page wherever you show it.',
 ].join('\n');
 
-const CATEGORIES_DESCRIPTION = [
-  'List every category of the directory, ordered by name, with the number of live listings in each (`count`).',
-  'Takes no arguments. Use a category `slug` as the `category` argument of search_products; `noun` is what the directory calls listings in that category; `url` is the category page in the directory, to link when you show a category.',
-].join('\n');
+const CATEGORIES_DESCRIPTION =
+  'Every category, by name, with its count of live listings. Use a slug as search_products\' category; link a category to its page.';
 
 const PRODUCT_DESCRIPTION = [
-  'Fetch one live listing by its slug, with its full profile: description (HTML), website, category, labels, tags, pricing model, product type, the maker\'s social handle, and for premium listings the highlights, ideal_for and faq, plus the maker\'s promo code when there is one.',
-  '- slug: the listing\'s slug as search_products returns it, or the last segment of its url; 1 to 200 characters.',
-  'A slug with no live listing (unknown, or not published) answers a NOT_FOUND error.',
-  LINK_RULE,
+  'One live listing by slug, in full: description, pricing, links, and for premium listings highlights, ideal_for, faq and a promo code. An unknown or unpublished slug answers NOT_FOUND.',
+  'Link the listing\'s name to its page wherever you show it.',
 ].join('\n');
 
 export interface ReadTool {
@@ -62,14 +56,24 @@ export interface ReadTool {
   readonly config: {
     title: string;
     description: string;
-    inputSchema: z.ZodObject;
-    outputSchema: z.ZodObject;
+    inputSchema: ToolSchema<Record<string, unknown>>;
+    outputSchema: ToolSchema<unknown>;
     annotations: ToolAnnotations;
   };
   /** The per-IP budget a call spends from, before its arguments are looked at. */
   readonly bucket: Bucket;
   /** The REST body for these arguments; throws the CatalogError REST would answer. */
   answer(read: ReadService, args: Record<string, unknown>): ReadBody | Promise<ReadBody>;
+  /** The contract the REST body must meet (checked before it is answered as structured content). */
+  readonly contract: z.ZodType;
+  /** What the model reads beside the structured result: text, and links. */
+  content(structured: unknown, body: string): ContentBlock[];
+}
+
+function searchContent(structured: unknown): ContentBlock[] {
+  const envelope = structured as SearchEnvelope;
+  const links: ContentBlock[] = envelope.products.map((p) => ({ type: 'resource_link', uri: productUri(p.slug), name: p.slug, title: p.name, mimeType: 'application/json' }));
+  return [{ type: 'text', text: searchText(envelope) }, ...links];
 }
 
 export const READ_TOOLS: readonly ReadTool[] = [
@@ -88,6 +92,8 @@ export const READ_TOOLS: readonly ReadTool[] = [
       // A search already in the response cache is answered at once (and counted as a hit).
       return read.cachedSearch(query) ?? read.search(query);
     },
+    contract: searchResultContract,
+    content: searchContent,
   },
   {
     name: 'list_categories',
@@ -103,6 +109,8 @@ export const READ_TOOLS: readonly ReadTool[] = [
       parseNoParams(args);
       return read.categories();
     },
+    contract: categoryListContract,
+    content: (structured) => [{ type: 'text', text: categoriesText((structured as { categories: Category[] }).categories) }],
   },
   {
     name: 'get_product',
@@ -115,8 +123,28 @@ export const READ_TOOLS: readonly ReadTool[] = [
     },
     bucket: 'other',
     answer: (read, args) => read.product(parseProductSlug(args)),
+    contract: productContract,
+    content: (structured, body) => {
+      const product = structured as Product;
+      return [{ type: 'text', text: productText(product, productTextBudget(Buffer.byteLength(body)), productUri(product.slug)) }];
+    },
   },
 ];
+
+/**
+ * The tool's result for a REST body, for the era: the body as structured content (checked
+ * against the contract first; the projector already validated every product through it, so a
+ * failure is a bug, answered as an internal error), and the content a model reads.
+ */
+export function successResult(tool: ReadTool, body: string, era: Era, log: McpCaller['log'] | undefined): CallToolResult {
+  const structured = JSON.parse(body) as Record<string, unknown>;
+  const checked = tool.contract.safeParse(structured);
+  if (!checked.success) {
+    log?.error({ err: checked.error, tool: tool.name }, 'a read tool\'s answer does not meet the contract');
+    return errorResult(internalError(checked.error), era);
+  }
+  return structuredResult(structured, tool.content(structured, body), era);
+}
 
 /**
  * One call of a read tool, as both paths run it: spend the budget, then answer from the read
@@ -159,9 +187,10 @@ export function runReadToolNow(tool: ReadTool, deps: McpDeps, caller: McpCaller,
 
 export function registerReadTools(server: McpServer, deps: McpDeps): void {
   for (const tool of READ_TOOLS) {
-    server.registerTool(tool.name, tool.config, async (args, extra) => {
-      const outcome = await runReadTool(tool, deps, callerOf(extra), args);
-      return outcome instanceof CatalogError ? errorResult(outcome) : bodyResult(outcome.body);
+    server.registerTool(tool.name, tool.config, async (args, ctx) => {
+      const caller = callerOf(ctx);
+      const outcome = await runReadTool(tool, deps, caller, args);
+      return outcome instanceof CatalogError ? errorResult(outcome, caller.era) : successResult(tool, outcome.body, caller.era, caller.log);
     });
   }
 }

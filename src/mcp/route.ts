@@ -1,6 +1,14 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import {
+  createMcpHandler,
+  isLegacyRequest,
+  WebStandardStreamableHTTPServerTransport,
+  type AuthInfo,
+  type McpHttpHandler,
+} from '@modelcontextprotocol/server';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Accounts } from '../auth/accounts.ts';
 import type { MakerCatalog } from '../catalog/maker-catalog.ts';
@@ -10,23 +18,27 @@ import { rateLimitHeaders, type RateDecision, type RateLimits } from '../http/ra
 import { grantOwner, keyChallenge, REQUEST_KEY, type ConsumerAuth, type KeyedRequest } from '../http/consumer-auth.ts';
 import { resourceMetadataUrl } from '../http/oauth-routes.ts';
 import type { Caller } from '../auth/caller.ts';
-import { attachCaller, type McpCaller, type McpDeps } from './call-context.ts';
+import { authInfoFor, callerOf, type McpCaller, type McpDeps } from './call-context.ts';
 import { createDirectReadCalls, type DirectAnswer, type DirectReadCall, type DirectReadCalls } from './direct-read-calls.ts';
 import { jsonRpcError } from './jsonrpc-error.ts';
 import { authenticateMcpRequest, type McpAuth } from './mcp-auth.ts';
 import { MAKER_TOOL_SCOPES } from './maker-tool-scopes.ts';
 import { KEY_BEARER, MCP_BODY, MCP_PATH, type McpBodyRequest } from './mcp-path.ts';
 import { createOriginPolicy } from './origin.ts';
+import { SUPPORTED_VERSIONS, unsupportedVersionBody, type Era } from './protocol.ts';
+import { cacheScopeOf } from './resources.ts';
 import { createMcpServerPool, type McpServerPool } from './server.ts';
 import { traceToolCall } from './tool-tracing.ts';
 
 /**
  * The MCP endpoint: Streamable HTTP without sessions at /api/mcp, in the same Fastify app as
- * REST. A plain call of a read tool is answered by the fast path (direct-read-calls.ts); every
- * other POST gets a fresh transport, connected to a server borrowed from the pool and given
- * back when the response is done. The transport answers with plain JSON (no event stream:
- * every tool answers at once). GET (the server-to-client stream) and DELETE (session end) have
- * no meaning without sessions: 405.
+ * REST, serving both protocol eras (protocol.ts) statelessly. A plain read (a read tool's call,
+ * a resource read) is answered by the fast path (direct-read-calls.ts); every other POST goes to
+ * the SDK (`@modelcontextprotocol/server`): a 2026-07-28 request to its handler
+ * (createMcpHandler: discovery, header and envelope checks, `resultType`, cache fields), a
+ * 2025-era request to a per-request transport answering plain JSON, each on a server borrowed
+ * from the pool. GET (the 2025 era's server-to-client stream) and DELETE (session end) have no
+ * meaning without sessions: 405.
  */
 export { MCP_PATH };
 const BODY_LIMIT = 1024 * 1024;
@@ -34,14 +46,17 @@ const BODY_LIMIT = 1024 * 1024;
 /** Headers a browser client may read: the request id and the caller's budget, as REST reports them. */
 const EXPOSED_HEADERS = ['x-request-id', 'www-authenticate', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'ratelimit', 'ratelimit-policy', 'retry-after'];
 /** Request headers a browser client sends to the endpoint. */
-const ALLOWED_HEADERS = ['content-type', 'accept', 'mcp-protocol-version', 'authorization'];
+const ALLOWED_HEADERS = ['content-type', 'accept', 'mcp-protocol-version', 'mcp-method', 'mcp-name', 'authorization'];
 
 /** Bytes of serialized read-tool results kept by the fast path (when the response cache is on). */
 const RESULT_CACHE_BYTES = 32 * 1024 * 1024;
 
 interface McpHandling {
   pool: McpServerPool;
-  direct: DirectReadCalls;
+  /** The SDK's handler of 2026-07-28 requests. */
+  modern: McpHttpHandler;
+  /** The fast path of plain reads; undefined with DIRECT_READS=false (the SDK answers everything). */
+  direct: DirectReadCalls | undefined;
   auth: McpAuth;
   consumerAuth: ConsumerAuth;
   /** A signed-in maker's budgets per grant (RATE_LIMIT_SIGNED_IN_*). */
@@ -62,15 +77,33 @@ export interface McpRouteDeps {
 
 /** What the composition needs of the endpoint to answer beneath Fastify (direct-mcp.ts). */
 export interface McpRegistration {
-  readonly direct: DirectReadCalls;
+  readonly direct: DirectReadCalls | undefined;
 }
 
 export async function registerMcp(app: FastifyInstance, deps: McpRouteDeps): Promise<McpRegistration> {
   const policy = createOriginPolicy(deps.config.publicUrl, deps.config.mcpAllowedOrigins);
-  const mcpDeps: McpDeps = { read: deps.read, rateLimits: deps.rateLimits, maker: deps.maker };
+  const mcpDeps: McpDeps = {
+    read: deps.read,
+    rateLimits: deps.rateLimits,
+    maker: deps.maker,
+    publicUrl: deps.config.publicUrl,
+    readTtlMs: deps.config.cache.maxAgeSeconds * 1000,
+  };
+  const pool = createMcpServerPool(mcpDeps);
   const handling: McpHandling = {
-    pool: createMcpServerPool(mcpDeps),
-    direct: createDirectReadCalls(mcpDeps, { cacheMaxBytes: deps.config.cache.maxEntries > 0 ? RESULT_CACHE_BYTES : 0 }),
+    pool,
+    modern: createMcpHandler(
+      ({ era, authInfo }) => {
+        // The caller the route attached to this request's AuthInfo (serveWithSdk).
+        const scope = cacheScopeOf(callerOf({ http: { authInfo } }));
+        const server = pool.acquire(era, scope);
+        // Back to the pool once its exchange is closed, after what that queued has run.
+        server.server.onclose = () => setImmediate(() => pool.release(server));
+        return server;
+      },
+      { legacy: 'reject', maxRequestBodySize: BODY_LIMIT, onerror: () => undefined },
+    ),
+    direct: deps.config.directReads ? createDirectReadCalls(mcpDeps, { cacheMaxBytes: deps.config.cache.maxEntries > 0 ? RESULT_CACHE_BYTES : 0 }) : undefined,
     auth: {
       verifier: deps.accounts.accessTokens,
       resourceMetadataUrl: resourceMetadataUrl(deps.config.publicUrl, MCP_PATH),
@@ -109,6 +142,8 @@ export async function registerMcp(app: FastifyInstance, deps: McpRouteDeps): Pro
       handler: async (_request, reply) => reply.code(405).header('allow', 'POST').send(jsonRpcError(-32000, 'Method not allowed.')),
     });
     scope.post(MCP_PATH, { bodyLimit: BODY_LIMIT }, (request, reply) => handlePost(request, reply, handling));
+    // Open exchanges (a subscription stream among them) end with the server.
+    scope.addHook('onClose', async () => handling.modern.close());
   });
   return { direct: handling.direct };
 }
@@ -148,24 +183,6 @@ function answerBodyError(error: FastifyError, request: FastifyRequest, reply: Fa
 }
 
 /**
- * Parameters the SDK would refuse with an internal error and a raw validation dump: a tools/call
- * or prompts/get whose params are missing or whose arguments are not an object. Answered here as
- * the invalid-params error they are. Returns the message, or undefined when the call is fine.
- */
-function invalidParams(message: unknown): string | undefined {
-  if (typeof message !== 'object' || message === null || Array.isArray(message)) return undefined;
-  const { method, params } = message as { method?: unknown; params?: unknown };
-  if (method !== 'tools/call' && method !== 'prompts/get') return undefined;
-  if (typeof params !== 'object' || params === null || Array.isArray(params)) return `${method} needs params: an object with a name`;
-  const { name, arguments: args } = params as { name?: unknown; arguments?: unknown };
-  if (typeof name !== 'string') return `${method} needs params.name, a string`;
-  if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) {
-    return `params.arguments must be an object of named arguments, e.g. {"q": "design"}`;
-  }
-  return undefined;
-}
-
-/**
  * The caller of this request: who (anonymous, or a maker with scopes), its address, and the
  * answer's headers and logs. A class, not an
  * object of closures: one is made for every MCP request. The SDK's transport writes the
@@ -177,13 +194,15 @@ class RequestCaller implements McpCaller {
   readonly ip: string;
   readonly budget: McpCaller['budget'];
   readonly log: McpCaller['log'];
+  readonly era: Era;
   rateHeaders: Record<string, string> | undefined;
   readonly #res: ServerResponse | undefined;
 
-  constructor(request: FastifyRequest, auth: Caller, budget: McpCaller['budget'], writeTo: ServerResponse | undefined) {
+  constructor(request: FastifyRequest, auth: Caller, budget: McpCaller['budget'], era: Era, writeTo: ServerResponse | undefined) {
     this.auth = auth;
     this.ip = request.ip;
     this.budget = budget;
+    this.era = era;
     this.log = request.log;
     this.#res = writeTo;
   }
@@ -196,14 +215,26 @@ class RequestCaller implements McpCaller {
   }
 }
 
+/** The body of a 400 answered before the SDK: a JSON-RPC error with the request's id when it has one. */
+function requestId(body: unknown): string | number | null {
+  const id = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as { id?: unknown }).id : undefined;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
+}
+
 async function handlePost(request: FastifyRequest, reply: FastifyReply, handling: McpHandling): Promise<void> {
   traceToolCall(reply.raw, request.body);
+  // A revision this endpoint does not serve is named first, whatever the body: the client then
+  // knows what to retry with (UnsupportedProtocolVersion, 2026-07-28 basic/versioning).
+  const version = request.headers['mcp-protocol-version'];
+  if (version !== undefined && (typeof version !== 'string' || !SUPPORTED_VERSIONS.includes(version))) {
+    return void reply.code(400).type('application/json').send(unsupportedVersionBody(String(version), requestId(request.body)));
+  }
   const authorization = request.headers.authorization;
-  // The call asked for most, answered first: a plain call of a read tool by a client with no
-  // credential (nothing to check: a read tool needs no sign-in) and no query string.
-  if (authorization === undefined && !request.raw.url!.includes('?')) {
+  // The call asked for most, answered first: a plain read by a client with no credential
+  // (nothing to check: a read needs no sign-in) and no query string.
+  if (authorization === undefined && handling.direct && !request.raw.url!.includes('?')) {
     const call = handling.direct.match(request.body, request.raw.rawHeaders, request.headers);
-    if (call) return answerDirect(request, reply, handling, call, ANONYMOUS, undefined);
+    if (call) return answerDirect(request, reply, handling.direct, call, ANONYMOUS, undefined);
   }
   const requestKey = authorization !== undefined && KEY_BEARER.test(authorization) ? handling.consumerAuth.keyOf(request.headers, request.raw.rawHeaders) : undefined;
   if (requestKey?.ok === false) {
@@ -221,25 +252,17 @@ async function handlePost(request: FastifyRequest, reply: FastifyReply, handling
     : auth.kind === 'maker'
       ? { owner: grantOwner(auth.grantId, handling.signedInLimits), holder: 'sign-in' }
       : undefined;
-  const problem = invalidParams(request.body);
-  if (problem !== undefined) {
-    const id = (request.body as { id?: unknown }).id;
-    return void reply
-      .code(200)
-      .type('application/json')
-      .send({ jsonrpc: '2.0', id: typeof id === 'string' || typeof id === 'number' ? id : null, error: { code: -32602, message: `Invalid params: ${problem}.` } });
-  }
-  const call = handling.direct.match(request.body, request.raw.rawHeaders, request.headers);
-  if (!call) return serveWithSdk(request, reply, new RequestCaller(request, auth, budget, reply.raw), handling.pool);
-  return answerDirect(request, reply, handling, call, auth, budget);
+  const call = handling.direct?.match(request.body, request.raw.rawHeaders, request.headers);
+  if (call) return answerDirect(request, reply, handling.direct!, call, auth, budget);
+  return serveWithSdk(request, reply, handling, auth, budget);
 }
 
 const ANONYMOUS: Caller = { kind: 'anonymous' };
 
-/** Answers a read tool's call on the fast path: at once when its budget and answer are (answerNow). */
-function answerDirect(request: FastifyRequest, reply: FastifyReply, handling: McpHandling, call: DirectReadCall, auth: Caller, budget: McpCaller['budget']): void | Promise<void> {
-  const caller = new RequestCaller(request, auth, budget, undefined);
-  const answer = handling.direct.answerNow(call, caller);
+/** Answers a read on the fast path: at once when its budget and answer are (answerNow). */
+function answerDirect(request: FastifyRequest, reply: FastifyReply, direct: DirectReadCalls, call: DirectReadCall, auth: Caller, budget: McpCaller['budget']): void | Promise<void> {
+  const caller = new RequestCaller(request, auth, budget, call.era, undefined);
+  const answer = direct.answerNow(call, caller);
   if (answer instanceof Promise) return answer.then((a) => writeDirect(reply, caller, a));
   writeDirect(reply, caller, answer);
 }
@@ -262,8 +285,26 @@ function writeDirect(reply: FastifyReply, caller: RequestCaller, { head, tail }:
 }
 
 /**
- * From here the response is written on the raw response (by the transport, or in pieces by the
- * fast path): the headers the app's hooks set on the reply (request id, nosniff) are carried
+ * Parameters the SDK would refuse with a raw validation dump: a 2025-era tools/call or
+ * prompts/get whose params are missing or whose arguments are not an object. Answered here as
+ * the invalid-params error they are. Returns the message, or undefined when the call is fine.
+ */
+function invalidParams(message: unknown): string | undefined {
+  if (typeof message !== 'object' || message === null || Array.isArray(message)) return undefined;
+  const { method, params } = message as { method?: unknown; params?: unknown };
+  if (method !== 'tools/call' && method !== 'prompts/get') return undefined;
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) return `${method} needs params: an object with a name`;
+  const { name, arguments: args } = params as { name?: unknown; arguments?: unknown };
+  if (typeof name !== 'string') return `${method} needs params.name, a string`;
+  if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) {
+    return `params.arguments must be an object of named arguments, e.g. {"q": "design"}`;
+  }
+  return undefined;
+}
+
+/**
+ * From here the response is written on the raw response (by the SDK's answer, or in pieces by
+ * the fast path): the headers the app's hooks set on the reply (request id, nosniff) are carried
  * over to it first. Fastify's onResponse hooks still run when it finishes.
  */
 function handOver(reply: FastifyReply): void {
@@ -274,22 +315,69 @@ function handOver(reply: FastifyReply): void {
   reply.hijack();
 }
 
-/** The SDK answers: a transport for this request on a server borrowed from the pool. */
-async function serveWithSdk(request: FastifyRequest, reply: FastifyReply, caller: McpCaller, pool: McpServerPool): Promise<void> {
-  const res = reply.raw;
-  const server = pool.acquire();
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-  let answered = false;
-  // A client gone before its answer leaves handlers that may still run: that server is not reused.
-  res.on('close', () => {
-    if (!answered) void server.close();
+/**
+ * The request as the SDK takes it: a web-standard Request with the headers as sent and no body
+ * (Fastify parsed it already; it is handed over as `parsedBody`), aborted when the client goes.
+ */
+function webRequestOf(request: FastifyRequest, res: ServerResponse): Request {
+  const headers = new Headers();
+  const raw = request.raw.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
+  const abort = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) abort.abort();
   });
+  return new Request(`http://mcp.invalid${request.raw.url ?? MCP_PATH}`, { method: 'POST', headers, signal: abort.signal });
+}
+
+/** Writes the SDK's answer: a JSON body at once, an event stream as it comes. */
+async function writeWebResponse(response: Response, res: ServerResponse): Promise<void> {
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  if (response.body === null) {
+    res.writeHead(response.status, headers);
+    res.end();
+    return;
+  }
+  if (headers['content-type']?.startsWith('text/event-stream')) {
+    res.writeHead(response.status, headers);
+    await pipeline(Readable.fromWeb(response.body as WebReadableStream), res).catch(() => undefined);
+    return;
+  }
+  const body = Buffer.from(await response.arrayBuffer());
+  headers['content-length'] = String(body.length);
+  res.writeHead(response.status, headers);
+  res.end(body);
+}
+
+/** The SDK answers: the 2026-07-28 handler, or a 2025-era exchange on a pooled server. */
+async function serveWithSdk(request: FastifyRequest, reply: FastifyReply, handling: McpHandling, auth: Caller, budget: McpCaller['budget']): Promise<void> {
+  const res = reply.raw;
+  let webRequest: Request;
+  let legacy: boolean;
+  try {
+    webRequest = webRequestOf(request, res);
+    legacy = await isLegacyRequest(webRequest, request.body);
+  } catch (err) {
+    request.log.warn({ err }, 'MCP request not readable');
+    return void reply.code(400).type('application/json').send(jsonRpcError(-32600, 'Invalid Request: the request could not be read.'));
+  }
+  if (legacy) {
+    const problem = invalidParams(request.body);
+    if (problem !== undefined) {
+      return void reply.code(200).type('application/json').send({ jsonrpc: '2.0', id: requestId(request.body), error: { code: -32602, message: `Invalid params: ${problem}.` } });
+    }
+  }
+  const caller = new RequestCaller(request, auth, budget, legacy ? 'legacy' : 'modern', res);
+  const authInfo = authInfoFor(caller);
   handOver(reply);
   try {
-    await server.connect(transport);
-    attachCaller(request.raw, caller);
-    await transport.handleRequest(request.raw, res, request.body);
-    answered = true;
+    const response = legacy
+      ? await serveLegacy(handling.pool, webRequest, authInfo, request.body, cacheScopeOf(caller), res)
+      : await handling.modern.fetch(webRequest, { authInfo, parsedBody: request.body });
+    await writeWebResponse(response, res);
   } catch (err) {
     request.log.error({ err }, 'MCP request failed');
     if (!res.headersSent) {
@@ -299,8 +387,29 @@ async function serveWithSdk(request: FastifyRequest, reply: FastifyReply, caller
       res.end();
     }
   }
-  await server.close();
-  // Handlers of notifications in this request run in microtasks queued while it was handled:
-  // the server goes back to the pool only after they have all run.
-  if (answered) setImmediate(() => pool.release(server));
+}
+
+/**
+ * A 2025-era request: one exchange on a server borrowed from the pool, through the SDK's
+ * transport answering plain JSON (every tool answers at once: no event stream is needed).
+ */
+async function serveLegacy(pool: McpServerPool, webRequest: Request, authInfo: AuthInfo, parsedBody: unknown, scope: 'public' | 'private', res: ServerResponse): Promise<Response> {
+  const server = pool.acquire('legacy', scope);
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  let answered = false;
+  // A client gone before its answer leaves handlers that may still run: that server is not reused.
+  res.once('close', () => {
+    if (!answered) void server.close();
+  });
+  try {
+    await server.connect(transport);
+    const response = await transport.handleRequest(webRequest, { authInfo, parsedBody });
+    answered = true;
+    return response;
+  } finally {
+    await server.close();
+    // Handlers of notifications in this request run in microtasks queued while it was handled:
+    // the server goes back to the pool only after they have all run.
+    if (answered) setImmediate(() => pool.release(server));
+  }
 }

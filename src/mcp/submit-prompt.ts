@@ -1,8 +1,9 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { ProtocolError, type McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { badRequest, CatalogError } from '../contract/errors.ts';
 import { categoryListSchema, pricingModelSchema, productTypeSchema, type Category } from '../contract/schemas.ts';
 import { callerOf, spendBudget, type McpDeps } from './call-context.ts';
+import { resultMeta } from './protocol.ts';
 
 /**
  * The submit_to_directory prompt: turns a product website into a listing draft the maker
@@ -18,14 +19,8 @@ const RATE_LIMITED = -32000;
  * A prompts/get refusal as a JSON-RPC error: the SDK answers with the error's code, message
  * and data. The data is the REST error object, so the same code and issues reach the client.
  */
-class PromptRefused extends Error {
-  readonly code: number;
-  readonly data: unknown;
-  constructor(code: number, message: string, error: CatalogError) {
-    super(message);
-    this.code = code;
-    this.data = error.toBody();
-  }
+function promptRefused(code: number, message: string, error: CatalogError): ProtocolError {
+  return new ProtocolError(code, message, error.toBody());
 }
 
 const WEBSITE_RULE = "'website' must be the product's public http(s) address, e.g. https://example.com";
@@ -38,7 +33,7 @@ const websiteSchema = z.httpUrl({ error: WEBSITE_RULE });
 function parseWebsite(value: unknown): string {
   const parsed = websiteSchema.safeParse(typeof value === 'string' ? value.trim() : value);
   if (parsed.success) return parsed.data;
-  throw new PromptRefused(
+  throw promptRefused(
     INVALID_PARAMS,
     `Invalid arguments for prompt submit_to_directory: ${WEBSITE_RULE}.`,
     badRequest([{ path: ['website'], message: WEBSITE_RULE }]),
@@ -82,11 +77,12 @@ export function registerSubmitPrompt(server: McpServer, deps: McpDeps): void {
       // Any value reaches the callback, which validates it; the argument is still listed as required.
       argsSchema: { website: z.string({ error: WEBSITE_RULE }).describe("the product's website, an http(s) URL such as https://example.com") },
     },
-    async (args, extra) => {
+    async (args, ctx) => {
+      const caller = callerOf(ctx);
       try {
-        await spendBudget(deps.rateLimits, callerOf(extra), 'other');
+        await spendBudget(deps.rateLimits, caller, 'other');
       } catch (err) {
-        if (err instanceof CatalogError) throw new PromptRefused(RATE_LIMITED, err.message, err);
+        if (err instanceof CatalogError) throw promptRefused(RATE_LIMITED, err.message, err);
         throw err;
       }
       const website = parseWebsite(args.website);
@@ -94,6 +90,7 @@ export function registerSubmitPrompt(server: McpServer, deps: McpDeps): void {
       return {
         description: `Listing draft for ${website}`,
         messages: [{ role: 'user', content: { type: 'text', text: submitPromptText(website, categories) } }],
+        ...resultMeta(caller.era),
       };
     },
   );

@@ -43,6 +43,11 @@ export interface ReadService {
    * holds them at this version: no document is decoded.
    */
   listings(): Iterable<ListingStamp>;
+  /**
+   * Live slugs that start with `prefix`, in code-point order: the first `max` of them and how
+   * many there are (MCP completions). The sorted slugs are built once per projection version.
+   */
+  slugsStartingWith(prefix: string, max: number): { values: string[]; total: number };
   /** Projection version the answers reflect. */
   readonly version: number;
   /** Response cache counters since start. */
@@ -105,6 +110,8 @@ export function createReadService(opts: ReadServiceOptions): ReadService {
   // Searches in flight, so a burst of identical misses computes once.
   const pending = new Map<string, Promise<ReadBody>>();
   let categories: ReadBody | undefined;
+  let sortedSlugs: string[] | undefined;
+  let slugsVersion = -1;
   let cachedAt = mirror.version;
 
   // A projection change makes every cached answer possibly stale: drop them all.
@@ -112,8 +119,21 @@ export function createReadService(opts: ReadServiceOptions): ReadService {
     cache?.clear();
     pending.clear();
     categories = undefined;
+    sortedSlugs = undefined;
     cachedAt = version;
   });
+
+  /** The first index of `sorted` whose value is not below `value`. */
+  function lowerBound(sorted: readonly string[], value: string): number {
+    let lo = 0;
+    let hi = sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (sorted[mid]! < value) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
 
   /**
    * A q with no letter or digit names no word (the engines would match it like no q at all,
@@ -201,6 +221,18 @@ export function createReadService(opts: ReadServiceOptions): ReadService {
     },
     listings() {
       return mirror.listings();
+    },
+    slugsStartingWith(prefix, max) {
+      if (!sortedSlugs || slugsVersion !== mirror.version) {
+        slugsVersion = mirror.version;
+        const slugs: string[] = [];
+        for (const { slug } of mirror.listings()) slugs.push(slug);
+        sortedSlugs = slugs.sort();
+      }
+      const from = lowerBound(sortedSlugs, prefix);
+      // Every string that starts with the prefix sorts before the prefix followed by the highest code unit.
+      const to = prefix === '' ? sortedSlugs.length : lowerBound(sortedSlugs, `${prefix}\uffff`);
+      return { values: sortedSlugs.slice(from, Math.min(to, from + max)), total: to - from };
     },
     categories() {
       if (!categories) {

@@ -2,15 +2,16 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { LIVE_SLUGS_NEWEST_FIRST, seedFixtureCatalog } from '../helpers/fixtures.ts';
+import { connectMcp, ERAS } from '../helpers/mcp-clients.ts';
 
 /**
- * `catalog serve` as its own process, reached by the MCP SDK client as an MCP host
- * would reach it: the read tools answer what REST answers, the prompt lists the categories,
- * and a foreign browser origin is refused.
+ * `catalog serve` as its own process, reached by the official MCP clients of both protocol eras
+ * as an MCP host would reach it: the read tools and resources answer what REST answers,
+ * completions come from the live catalog, the prompt lists the categories, and a foreign browser
+ * origin is refused.
  */
 const CLI = path.resolve('bin/catalog.js');
 
@@ -84,11 +85,12 @@ afterAll(async () => {
 });
 
 describe('MCP on catalog serve', () => {
-  it('serves the read tools, each answering what REST answers', async () => {
-    const client = new Client({ name: 'catalog-e2e', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL('/api/mcp', baseUrl)));
-    expect(client.getServerVersion()?.name).toBe('catalog');
-    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['check_badge', 'get_product', 'list_categories', 'my_listings', 'search_products', 'submit_product', 'update_listing', 'upgrade_listing']);
+  it.each(ERAS)('serves the read tools, resources and completions to a %s client, each answering what REST answers', async (era) => {
+    const client = await connectMcp(era, baseUrl);
+    expect(client.serverInfo()).toMatchObject({ name: 'catalog', title: 'Product catalog' });
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual([
+      'search_products', 'list_categories', 'get_product', 'submit_product', 'my_listings', 'update_listing', 'check_badge', 'upgrade_listing',
+    ]);
 
     const pairs: Array<[string, Record<string, unknown>, string]> = [
       ['search_products', { tag: 'ai', limit: 2, page: 1 }, '/search?tag=ai&limit=2&page=1'],
@@ -97,17 +99,30 @@ describe('MCP on catalog serve', () => {
       ['get_product', { slug: 'code-lantern' }, '/products/code-lantern'],
     ];
     for (const [name, args, restPath] of pairs) {
-      const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+      const result = await client.callTool(name, args);
       const expected = await (await fetch(`${baseUrl}/api/v1${restPath}`)).text();
       expect(result.isError, name).toBeFalsy();
       expect(result.structuredContent).toEqual(JSON.parse(expected));
-      expect(result.content).toEqual([{ type: 'text', text: expected }]);
+      expect(result.content[0]?.type).toBe('text');
     }
+    // Every hit links its product's resource, which reads as REST's Product.
+    const search = await client.callTool('search_products', { tag: 'ai', limit: 2 });
+    const links = search.content.filter((c) => c.type === 'resource_link') as Array<{ uri: string }>;
+    expect(links).toHaveLength(2);
+    const read = await client.readResource(links[0]!.uri);
+    const slug = links[0]!.uri.slice('catalog://products/'.length);
+    expect(read.contents).toEqual([{ uri: links[0]!.uri, mimeType: 'application/json', text: await (await fetch(`${baseUrl}/api/v1/products/${slug}`)).text() }]);
+    expect((await client.complete({ type: 'ref/resource', uri: 'catalog://products/{slug}' }, { name: 'slug', value: 'co' })).completion).toMatchObject({ values: ['code-lantern'], total: 1, hasMore: false });
 
-    const missing = (await client.callTool({ name: 'get_product', arguments: { slug: 'hidden-gem' } })) as CallToolResult;
+    const missing = await client.callTool('get_product', { slug: 'hidden-gem' });
     expect(missing.isError).toBe(true);
     expect(missing.content).toEqual([{ type: 'text', text: JSON.stringify({ code: 'NOT_FOUND', message: "No live listing has the slug 'hidden-gem'." }) }]);
+    await client.close();
+  });
 
+  it('lists the categories in the prompt', async () => {
+    const client = new Client({ name: 'catalog-e2e', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL('/api/mcp', baseUrl)));
     const prompt = await client.getPrompt({ name: 'submit_to_directory', arguments: { website: 'https://acme.example.com' } });
     const content = prompt.messages[0]?.content;
     expect(content?.type === 'text' && content.text).toContain('- developer-tools:');

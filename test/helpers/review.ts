@@ -25,11 +25,12 @@ export async function makerClient(stack: TestStack, token: string): Promise<Clie
   return client;
 }
 
-/** A tool's answer: its JSON body, or its error object. */
+/** A tool's answer: its structured result, or its error object (the text of a tool error). */
 export async function tool(client: Client, name: string, args: Json): Promise<{ ok: boolean; body: Json }> {
   const result = await client.callTool({ name, arguments: args });
+  if (!result.isError) return { ok: true, body: result.structuredContent as Json };
   const text = (result.content as { type: string; text: string }[])[0]!.text;
-  return { ok: !result.isError, body: JSON.parse(text) as Json };
+  return { ok: false, body: JSON.parse(text) as Json };
 }
 
 export interface MakerListingJson {

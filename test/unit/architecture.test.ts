@@ -37,7 +37,7 @@ const FLOORS = [
 
 /** ARCHITECTURE.md's "May import" column: the complete list for each folder (from the service down). */
 const MAY_IMPORT: Record<string, readonly string[]> = {
-  'src/mcp': ['src/read', 'src/catalog', 'src/auth', 'src/http', 'src/money', 'src/db', 'src/contract', 'src/config'],
+  'src/mcp': ['src/read', 'src/catalog', 'src/auth', 'src/http', 'src/money', 'src/db', 'src/contract', 'src/config', 'src/util'],
   'src/web': ['src/read', 'src/catalog', 'src/auth', 'src/payments', 'src/http', 'src/sites', 'src/money', 'src/db', 'src/contract', 'src/util'],
   'src/http': ['src/read', 'src/auth', 'src/payments', 'src/db', 'src/contract', 'src/config', 'src/util'],
   'src/payments': ['src/catalog', 'src/auth', 'src/money', 'src/db', 'src/config', 'src/contract'],

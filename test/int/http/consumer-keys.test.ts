@@ -195,11 +195,12 @@ async function mcpSession(base: string, headers: Record<string, string>): Promis
   return session;
 }
 
-/** A read tool's call: its body, or the error object of a tool error. */
+/** A read tool's call: its structured result (the REST body), or the error object of a tool error. */
 async function callTool(session: McpSession, name: string, args: Record<string, unknown> = {}): Promise<{ ok: boolean; body: Record<string, unknown> }> {
   const result = await session.client.callTool({ name, arguments: args });
+  if (result.isError !== true) return { ok: true, body: result.structuredContent as Record<string, unknown> };
   const text = (result.content as Array<{ type: string; text: string }>)[0]!.text;
-  return { ok: result.isError !== true, body: JSON.parse(text) as Record<string, unknown> };
+  return { ok: false, body: JSON.parse(text) as Record<string, unknown> };
 }
 
 function mcpPost(base: string, headers: Record<string, string | string[]>, tool = 'list_categories'): Promise<Answer> {

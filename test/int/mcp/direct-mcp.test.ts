@@ -3,8 +3,10 @@
  * POST to /api/mcp sent to a service with that path and to one without it (DIRECT_READS=false),
  * both over real HTTP on one database, gets the same status, the same headers in the same order,
  * the same body byte for byte, spends the same budget and is counted the same in the request
- * metrics. Requests it does not answer (other methods, bad bodies, maker tools, browsers,
- * access tokens) reach the route with their body whole.
+ * metrics, in both protocol eras. With DIRECT_READS=false the route's own fast path is off too,
+ * so the other service answers every request through the SDK. Requests it does not answer
+ * (other methods, bad bodies, maker tools, browsers, access tokens) reach the route with their
+ * body whole.
  */
 import http from 'node:http';
 import { randomInt } from 'node:crypto';
@@ -67,7 +69,31 @@ const bodies = fc.constantFrom(
   '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_product","arguments":{"slug":"x","__proto__":{"a":1}}}}',
   '{"jsonrpc":"2.0",',
   '',
+  rpc(11, 'resources/read', { uri: `catalog://products/${LIVE_SLUGS_NEWEST_FIRST[2]}` }),
+  rpc(12, 'resources/read', { uri: `catalog://products/${NOT_LIVE_SLUGS[1]}` }),
+  rpc(13, 'resources/read', { uri: 'catalog://categories/design' }),
+  rpc(14, 'resources/read', { uri: 'catalog://categories/nope' }),
+  rpc(15, 'resources/read', { uri: `catalog://products/${'z'.repeat(300)}` }),
+  rpc(16, 'resources/read', { uri: 'https://example.com/x' }),
+  rpc(17, 'completion/complete', { ref: { type: 'ref/resource', uri: 'catalog://products/{slug}' }, argument: { name: 'slug', value: 'p' } }),
 );
+
+/** The 2026-07-28 envelope, added to a body's params (a body that is not one request is sent as it is). */
+const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+
+function modernBody(body: string): { body: string; method?: string; name?: string } {
+  let message: unknown;
+  try {
+    message = JSON.parse(body);
+  } catch {
+    return { body };
+  }
+  if (typeof message !== 'object' || message === null || Array.isArray(message)) return { body };
+  const m = message as { method?: unknown; params?: Record<string, unknown> };
+  const params = { ...(typeof m.params === 'object' && m.params !== null ? m.params : {}), _meta: ENVELOPE };
+  const name = typeof params.name === 'string' ? params.name : typeof params.uri === 'string' ? params.uri : undefined;
+  return { body: JSON.stringify({ ...m, params }), ...(typeof m.method === 'string' && { method: m.method }), ...(name !== undefined && { name }) };
+}
 
 interface Case {
   body: string;
@@ -78,6 +104,8 @@ interface Case {
   origin: 'none' | 'allowed' | 'foreign';
   key: 'none' | 'valid' | 'unknown' | 'token';
   requestId: boolean;
+  /** The 2026-07-28 envelope and headers (their Mcp-Name sometimes another than the body's). */
+  era: 'legacy' | 'modern' | 'modern, Mcp-Name differs';
 }
 
 const aCase: fc.Arbitrary<Case> = fc.record({
@@ -89,6 +117,7 @@ const aCase: fc.Arbitrary<Case> = fc.record({
   origin: fc.constantFrom('none', 'none', 'none', 'allowed', 'foreign'),
   key: fc.constantFrom('none', 'none', 'valid', 'valid', 'unknown', 'token'),
   requestId: fc.boolean(),
+  era: fc.constantFrom('legacy', 'modern', 'modern', 'modern, Mcp-Name differs'),
 });
 
 let stack: TestStack;
@@ -130,17 +159,26 @@ test('every MCP answer is the same with and without the path beneath Fastify: st
         accept: c.accept === 'both' ? 'application/json, text/event-stream' : 'application/json',
         'content-type': { json: 'application/json', charset: 'application/json; charset=utf-8', text: 'text/plain' }[c.contentType],
       };
-      if (c.version !== 'none') headers['mcp-protocol-version'] = c.version === 'supported' ? '2025-06-18' : '1999-01-01';
+      let body = c.body;
+      if (c.era === 'legacy') {
+        if (c.version !== 'none') headers['mcp-protocol-version'] = c.version === 'supported' ? '2025-06-18' : '1999-01-01';
+      } else {
+        const modern = modernBody(c.body);
+        body = modern.body;
+        headers['mcp-protocol-version'] = c.version === 'unknown' ? '1999-01-01' : '2026-07-28';
+        if (modern.method !== undefined) headers['mcp-method'] = modern.method;
+        if (modern.name !== undefined) headers['mcp-name'] = c.era === 'modern' ? modern.name : 'list_categories';
+      }
       if (c.origin !== 'none') headers.origin = c.origin === 'allowed' ? 'https://app.example' : 'https://evil.example';
       if (c.key !== 'none') headers.authorization = { valid: `Bearer ${directKey}`, unknown: `Bearer ${unknownKey}`, token: 'Bearer eyJhbGciOiJFUzI1NiJ9.e30.x' }[c.key];
       if (c.requestId) headers['x-request-id'] = 'trace-mcp-1';
       const forPlain: Record<string, string> = { ...headers, 'x-forwarded-for': headers['x-forwarded-for']!.replace(prefix, plainPrefix) };
       if (headers.authorization) forPlain.authorization = headers.authorization.replace(directKey, plainKey);
-      const a = await post(stack.baseUrl, headers, c.body);
-      const b = await post(plain.url, forPlain, c.body);
-      expectSameAnswer(a, b, `${c.body.slice(0, 120)} ${JSON.stringify(headers)}`);
+      const a = await post(stack.baseUrl, headers, body);
+      const b = await post(plain.url, forPlain, body);
+      expectSameAnswer(a, b, `${body.slice(0, 160)} ${JSON.stringify(headers)}`);
     }),
-    { numRuns: 300 },
+    { numRuns: 400 },
   );
   const direct = await mcpCounts(stack.baseUrl);
   const without = await mcpCounts(plain.url);

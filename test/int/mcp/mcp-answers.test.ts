@@ -4,12 +4,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from '../../helpers/stack.ts';
 
 /**
- * The MCP endpoint's answers, byte for byte, over the fixture catalog: status, headers and body
- * of every exchange below are compared with the answers recorded in mcp-answers.json, which were
- * taken from the implementation that built a fresh MCP server per request and let the SDK
- * validate and serialize every result. Any faster path must answer exactly the same bytes.
+ * The MCP endpoint's answers, byte for byte, over the fixture catalog, in both protocol eras:
+ * status, headers and body of every exchange below are compared with the answers recorded in
+ * mcp-answers.json, which are taken from a service with DIRECT_READS=false, where the SDK
+ * answers every request, validating and serializing every result. The fast paths must answer
+ * exactly the same bytes.
  *
- * Re-record (only when an answer is meant to change, and say why in the commit):
+ * Re-record (only when an answer is meant to change, and say why in the commit; the recording
+ * runs the service with DIRECT_READS=false):
  *   RECORD_MCP_ANSWERS=1 npx vitest run test/int/mcp/mcp-answers.test.ts
  *
  * What varies with the clock is normalized before comparing, after checking it is plausible:
@@ -46,6 +48,24 @@ function tool(name: string, args?: unknown, id: unknown = 1): string {
 }
 
 const INITIALIZE_PARAMS = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'recorder', version: '1.0.0' } };
+
+/** A 2026-07-28 request: the envelope in `params._meta` and the standard headers. */
+const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 'recorder', version: '1.0.0' } };
+
+function modern(name: string, id: unknown, method: string, params: Record<string, unknown> = {}, headers: Record<string, string> = {}): Exchange {
+  const mcpName = typeof params.name === 'string' ? params.name : typeof params.uri === 'string' ? params.uri : undefined;
+  return {
+    name: `2026: ${name}`,
+    body: rpc(id, method, { ...params, _meta: ENVELOPE }),
+    headers: { 'mcp-protocol-version': '2026-07-28', 'mcp-method': method, ...(mcpName !== undefined && { 'mcp-name': mcpName }), ...headers },
+  };
+}
+
+function modernTool(name: string, tool: string, args?: unknown, id: unknown = 1): Exchange {
+  return modern(name, id, 'tools/call', { name: tool, ...(args !== undefined && { arguments: args }) });
+}
+
+const PRODUCT_URI = 'catalog://products/pixel-forge';
 
 /** Answers of the read tools and the protocol, with budgets out of the way. */
 const ANSWERS: Exchange[] = [
@@ -151,6 +171,67 @@ const ANSWERS: Exchange[] = [
   { name: 'product slug too long', body: tool('get_product', { slug: 'a'.repeat(201) }) },
   { name: 'product slug a number', body: tool('get_product', { slug: 5 }) },
   { name: 'product unknown argument', body: tool('get_product', { slug: 'pixel-forge', format: 'short' }) },
+  // resources and completions, 2025 era
+  { name: 'resources/templates/list', body: rpc(20, 'resources/templates/list') },
+  { name: 'read a product', body: rpc(21, 'resources/read', { uri: PRODUCT_URI }) },
+  { name: 'read a category', body: rpc(22, 'resources/read', { uri: 'catalog://categories/design' }) },
+  { name: 'read a product not live', body: rpc(23, 'resources/read', { uri: 'catalog://products/draft-idea' }) },
+  { name: 'read an unknown category', body: rpc(24, 'resources/read', { uri: 'catalog://categories/no-such' }) },
+  { name: 'read a 10 KB slug', body: rpc(25, 'resources/read', { uri: `catalog://products/${'a'.repeat(10_000)}` }) },
+  { name: 'read another scheme', body: rpc(26, 'resources/read', { uri: 'https://example.com/products/pixel-forge' }) },
+  { name: 'read a percent-encoded slug', body: rpc(27, 'resources/read', { uri: 'catalog://products/pixel%2Dforge' }) },
+  { name: 'complete a product slug', body: rpc(28, 'completion/complete', { ref: { type: 'ref/resource', uri: 'catalog://products/{slug}' }, argument: { name: 'slug', value: 'p' } }) },
+  { name: 'complete every product slug', body: rpc(29, 'completion/complete', { ref: { type: 'ref/resource', uri: 'catalog://products/{slug}' }, argument: { name: 'slug', value: '' } }) },
+  { name: 'complete a category', body: rpc(30, 'completion/complete', { ref: { type: 'ref/resource', uri: 'catalog://categories/{slug}' }, argument: { name: 'slug', value: 'de' } }) },
+  { name: 'complete an unknown variable', body: rpc(31, 'completion/complete', { ref: { type: 'ref/resource', uri: 'catalog://products/{slug}' }, argument: { name: 'id', value: 'p' } }) },
+  { name: 'complete an unknown reference', body: rpc(32, 'completion/complete', { ref: { type: 'ref/resource', uri: 'catalog://nothing/{x}' }, argument: { name: 'x', value: '' } }) },
+  { name: 'complete the prompt\'s website', body: rpc(33, 'completion/complete', { ref: { type: 'ref/prompt', name: 'submit_to_directory' }, argument: { name: 'website', value: 'https://' } }) },
+  // 2026-07-28
+  modern('discover', 1, 'server/discover'),
+  modern('tools/list', 2, 'tools/list'),
+  modern('prompts/list', 3, 'prompts/list'),
+  modern('resources/list', 4, 'resources/list'),
+  modern('resources/templates/list', 5, 'resources/templates/list'),
+  modernTool('search, {}', 'search_products', {}),
+  modernTool('search, no arguments member', 'search_products'),
+  modernTool('search, q pixel', 'search_products', { q: 'pixel' }, 'search-1'),
+  modernTool('search, q too short', 'search_products', { q: 'a' }),
+  modernTool('search, no match', 'search_products', { q: 'nothing-matches-this' }),
+  modernTool('categories', 'list_categories', {}),
+  modernTool('product pixel-forge', 'get_product', { slug: 'pixel-forge' }),
+  modernTool('product nullish-widget', 'get_product', { slug: 'nullish-widget' }),
+  modernTool('product not live', 'get_product', { slug: 'draft-idea' }),
+  modernTool('product no slug', 'get_product', {}),
+  modernTool('unknown tool', 'delete_everything', {}),
+  modern('read a product', 6, 'resources/read', { uri: PRODUCT_URI }),
+  modern('read a category', 7, 'resources/read', { uri: 'catalog://categories/developer-tools' }),
+  modern('read a product not live', 8, 'resources/read', { uri: 'catalog://products/hidden-gem' }),
+  modern('read a 10 KB slug', 9, 'resources/read', { uri: `catalog://products/${'b'.repeat(10_000)}` }),
+  modern('read another scheme', 10, 'resources/read', { uri: 'file:///etc/passwd' }),
+  modern('complete a product slug', 11, 'completion/complete', { ref: { type: 'ref/resource', uri: 'catalog://products/{slug}' }, argument: { name: 'slug', value: 'no' } }),
+  modern('complete an unknown reference', 12, 'completion/complete', { ref: { type: 'ref/prompt', name: 'nope' }, argument: { name: 'x', value: '' } }),
+  modern('prompts/get', 13, 'prompts/get', { name: 'submit_to_directory', arguments: { website: 'https://acme.example.com/' } }),
+  modern('subscriptions/listen', 14, 'subscriptions/listen', { notifications: { toolsListChanged: true, resourcesListChanged: true } }),
+  modern('unknown method', 15, 'no/such/method'),
+  modern('initialize', 16, 'initialize', INITIALIZE_PARAMS),
+  modern('ping', 17, 'ping'),
+  { ...modern('a notification', 18, 'notifications/initialized'), body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized', params: { _meta: ENVELOPE } }) },
+  // 2026-07-28: what is refused before a method runs
+  { ...modern('no Mcp-Method header', 19, 'tools/list'), headers: { 'mcp-protocol-version': '2026-07-28' } },
+  modern('Mcp-Method differs', 20, 'tools/list', {}, { 'mcp-method': 'prompts/list' }),
+  { ...modernTool('Mcp-Name differs', 'get_product', { slug: 'pixel-forge' }), headers: { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'search_products' } },
+  { ...modernTool('no Mcp-Name', 'get_product', { slug: 'pixel-forge' }), headers: { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call' } },
+  { ...modernTool('Mcp-Name in base64', 'get_product', { slug: 'pixel-forge' }), headers: { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': `=?base64?${Buffer.from('get_product').toString('base64')}?=` } },
+  { ...modern('no version header', 21, 'tools/list'), headers: { 'mcp-method': 'tools/list' } },
+  modern('version header differs from the envelope', 22, 'tools/list', {}, { 'mcp-protocol-version': '2025-11-25' }),
+  modern('unsupported version header', 23, 'tools/list', {}, { 'mcp-protocol-version': '2099-01-01' }),
+  { name: '2026: unsupported version header, a 2025 body', body: rpc(24, 'tools/list'), headers: { 'mcp-protocol-version': '1999-12-31' } },
+  { name: '2026: envelope of another version', body: rpc(25, 'tools/list', { _meta: { ...ENVELOPE, 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } }), headers: { 'mcp-protocol-version': '2099-01-01', 'mcp-method': 'tools/list' } },
+  { name: '2026: _meta a string', body: rpc(26, 'tools/list', { _meta: 'x' }), headers: { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' } },
+  { name: '2026: envelope without capabilities', body: rpc(27, 'tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } }), headers: { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' } },
+  { name: '2026: version header, no envelope', body: rpc(28, 'tools/list'), headers: { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' } },
+  { name: '2026: a batch', body: JSON.stringify([JSON.parse(modern('x', 29, 'tools/list').body!)]), headers: { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' } },
+  modern('Mcp-Session-Id ignored', 30, 'tools/list', {}, { 'mcp-session-id': 'abc' }),
 ];
 
 /** Budgets spent and refused: search 3 a minute, other 4 a minute. */
@@ -165,6 +246,20 @@ const BUDGETS: Exchange[] = [
   { name: 'prompt refused', body: rpc(9, 'prompts/get', { name: 'submit_to_directory', arguments: { website: 'https://acme.example.com/' } }) },
   { name: 'batch refused', body: JSON.stringify([JSON.parse(tool('list_categories', {}, 1)), JSON.parse(tool('search_products', {}, 2))]) },
   { name: 'unknown tool, no budget needed', body: tool('delete_everything', {}) },
+  { name: 'read refused', body: rpc(10, 'resources/read', { uri: PRODUCT_URI }) },
+  { name: 'complete refused', body: rpc(11, 'completion/complete', { ref: { type: 'ref/resource', uri: 'catalog://products/{slug}' }, argument: { name: 'slug', value: 'p' } }) },
+  modernTool('search refused', 'search_products', { q: 'pixel' }, 12),
+  modernTool('product refused', 'get_product', { slug: 'pixel-forge' }, 13),
+  modern('read refused', 14, 'resources/read', { uri: PRODUCT_URI }),
+  modern('tools/list is free', 15, 'tools/list'),
+];
+
+/** A budget of its own (other: 2 a minute) for reads and completions in both eras, spent and refused. */
+const READS: Exchange[] = [
+  { name: 'read 1', body: rpc(1, 'resources/read', { uri: PRODUCT_URI }) },
+  modern('read 2', 2, 'resources/read', { uri: 'catalog://categories/design' }),
+  modern('complete refused', 3, 'completion/complete', { ref: { type: 'ref/resource', uri: 'catalog://categories/{slug}' }, argument: { name: 'slug', value: '' } }),
+  modernTool('categories refused', 'list_categories', {}, 4),
 ];
 
 async function exchange(stack: TestStack, e: Exchange, index: number): Promise<Answer> {
@@ -204,72 +299,20 @@ async function exchange(stack: TestStack, e: Exchange, index: number): Promise<A
   };
 }
 
-/**
- * Answers changed on purpose since they were recorded, each applied to the recording with the
- * reason. A q of 2 to 100 characters needs no letter or digit any more (a query of symbols
- * alone matches nothing), so tools/list no longer advertises the pattern that demanded one.
- */
-const NO_LETTER_PATTERN = '"pattern":"[\\\\p{L}\\\\p{N}]",';
-const INTENDED_CHANGES: Record<string, (answer: Answer) => Answer> = {
-  'tools/list': withoutLetterPattern,
-  'tools/list with a protocol header': withoutLetterPattern,
-  'tools/list is free': withoutLetterPattern,
-};
-
-function withoutLetterPattern(answer: Answer): Answer {
-  expect(answer.body).toContain(NO_LETTER_PATTERN);
-  const body = answer.body.replace(NO_LETTER_PATTERN, '');
-  return { ...answer, body, headers: { ...answer.headers, 'content-length': String(Buffer.byteLength(body)) } };
-}
-
-/**
- * What the makers' side added to the endpoint, taken back out of a live answer, so that
- * everything the read side answered is still compared byte for byte with the recording: the
- * five maker tools after the read tools in tools/list, the instructions' lines about them, the
- * prompt's last two steps (it now drives the real submit_product), and WWW-Authenticate among the
- * headers a browser client may read. The maker tools are tested on their own (maker-tools.test.ts).
- */
-const OLD_INSTRUCTIONS = [
-  'No sign-in is needed. Calls are limited per IP address (searches and other calls have separate per-minute budgets); a TOO_MANY_REQUESTS error means: slow down and retry shortly.',
-  'The submit_to_directory prompt drafts a listing from a product website for the maker to approve.',
-].join('\n');
-const OLD_PROMPT_STEPS = [
-  '4. Only after I have approved the draft, save it with the submit_product tool. Do not call submit_product before my approval. If this server does not offer submit_product, give me the approved draft as text instead, so I can submit it through the directory myself.',
-  '5. Tell me what submit_product answered, and give me any link it returns (a claim link or a payment link) so I can open it in my browser.',
-].join('\n');
-
-const escaped = (text: string) => JSON.stringify(text).slice(1, -1);
-
-function withoutMakerSide(answer: Answer): Answer {
-  let body = answer.body;
-  const makerTools = body.indexOf(',{"name":"submit_product"');
-  if (makerTools !== -1) body = body.slice(0, makerTools) + body.slice(body.indexOf(']},"jsonrpc"', makerTools));
-  const instructions = body.indexOf(escaped('No sign-in is needed to read.'));
-  if (instructions !== -1) {
-    const end = body.indexOf(escaped('then saves it with submit_product.'), instructions) + escaped('then saves it with submit_product.').length;
-    body = body.slice(0, instructions) + escaped(OLD_INSTRUCTIONS) + body.slice(end);
-  }
-  const steps = body.indexOf('4. Only after I have approved the draft');
-  if (steps !== -1) {
-    const end = body.indexOf('"', body.indexOf('5. Tell me what submit_product answered', steps));
-    body = body.slice(0, steps) + escaped(OLD_PROMPT_STEPS) + body.slice(end);
-  }
-  const headers = { ...answer.headers };
-  if (headers['access-control-expose-headers']) headers['access-control-expose-headers'] = headers['access-control-expose-headers'].replace('www-authenticate, ', '');
-  if (body !== answer.body && headers['content-length']) headers['content-length'] = String(Buffer.byteLength(body));
-  return { ...answer, headers, body };
-}
-
 let answersStack: TestStack;
 let budgetStack: TestStack;
+let readsStack: TestStack;
 let recorded: Record<string, Answer[]> | undefined;
 const taken: Record<string, Answer[]> = {};
 
 beforeAll(async () => {
+  // Recorded from the SDK alone; compared on the service as it runs, fast paths included.
+  const direct = { DIRECT_READS: RECORD ? 'false' : 'true' };
   answersStack = await startTestStack({
-    env: { RATE_LIMIT_SEARCH_PER_MIN: '1000', RATE_LIMIT_OTHER_PER_MIN: '1000', MCP_ALLOWED_ORIGINS: 'https://inspector.example' },
+    env: { ...direct, RATE_LIMIT_SEARCH_PER_MIN: '1000', RATE_LIMIT_OTHER_PER_MIN: '1000', MCP_ALLOWED_ORIGINS: 'https://inspector.example' },
   });
-  budgetStack = await startTestStack({ env: { RATE_LIMIT_SEARCH_PER_MIN: '3', RATE_LIMIT_OTHER_PER_MIN: '4' } });
+  budgetStack = await startTestStack({ env: { ...direct, RATE_LIMIT_SEARCH_PER_MIN: '3', RATE_LIMIT_OTHER_PER_MIN: '4' } });
+  readsStack = await startTestStack({ env: { ...direct, RATE_LIMIT_SEARCH_PER_MIN: '3', RATE_LIMIT_OTHER_PER_MIN: '2' } });
   if (!RECORD) {
     expect(existsSync(FIXTURE), 'test/fixtures/mcp-answers.json is missing: record it (see the top of this file)').toBe(true);
     recorded = JSON.parse(await readFile(FIXTURE, 'utf8')) as Record<string, Answer[]>;
@@ -277,24 +320,26 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (RECORD && taken.answers && taken.budgets) await writeFile(FIXTURE, `${JSON.stringify(taken, null, 2)}\n`);
+  if (RECORD && taken.answers && taken.budgets && taken.reads) await writeFile(FIXTURE, `${JSON.stringify(taken, null, 2)}\n`);
   await answersStack?.stop();
   await budgetStack?.stop();
+  await readsStack?.stop();
 });
 
 describe.each([
   ['answers', () => answersStack, ANSWERS],
   ['budgets', () => budgetStack, BUDGETS],
+  ['reads', () => readsStack, READS],
 ] as const)('MCP %s, byte for byte', (set, stackOf, exchanges) => {
   it('are what they were recorded as', async () => {
     const answers: Answer[] = [];
     // In order: the budgets depend on it.
-    for (const [i, e] of exchanges.entries()) answers.push(withoutMakerSide(await exchange(stackOf(), e, i)));
+    for (const [i, e] of exchanges.entries()) answers.push(await exchange(stackOf(), e, i));
     if (RECORD) {
       taken[set] = answers;
       return;
     }
-    const expected = recorded![set]!.map((a) => INTENDED_CHANGES[a.name]?.(a) ?? a);
+    const expected = recorded![set]!;
     expect(answers.map((a) => a.name)).toEqual(expected.map((a) => a.name));
     for (const [i, answer] of answers.entries()) {
       expect(answer.request, answer.name).toEqual(expected[i]!.request);

@@ -1,43 +1,72 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURE_CATEGORIES, LIVE_SLUGS_NEWEST_FIRST, NOT_LIVE_SLUGS } from '../../helpers/fixtures.ts';
+import { connectMcp, ERAS, type McpTestClient } from '../../helpers/mcp-clients.ts';
 import { startTestStack, type TestStack } from '../../helpers/stack.ts';
 
 /**
- * The three read tools against the whole service on a real port: every answer is compared with
- * what REST answers for the same input on the same service, successes and errors alike.
+ * The three read tools against the whole service on a real port, from the official client of
+ * each protocol era (2025-11-25 and 2026-07-28): every structured result is compared with what
+ * REST answers for the same input on the same service, successes and errors alike, and the text
+ * a model reads names what the spec lists.
  */
 let stack: TestStack;
-let client: Client;
+const clients = new Map<string, McpTestClient>();
 
 beforeAll(async () => {
   // Budgets out of the way: this file checks answers, mcp-rate-limit.test.ts checks budgets.
   stack = await startTestStack({ env: { RATE_LIMIT_SEARCH_PER_MIN: '100000', RATE_LIMIT_OTHER_PER_MIN: '100000' } });
-  client = new Client({ name: 'catalog-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL('/api/mcp', stack.baseUrl)));
+  for (const era of ERAS) clients.set(era, await connectMcp(era, stack.baseUrl));
 });
 
 afterAll(async () => {
-  await client?.close();
+  for (const client of clients.values()) await client.close();
   await stack?.stop();
 });
+
+describe.each(ERAS)('%s era', (era) => {
 
 async function rest(path: string): Promise<{ status: number; text: string }> {
   const res = await fetch(new URL(`/api/v1${path}`, stack.baseUrl));
   return { status: res.status, text: await res.text() };
 }
 
+const client = { listTools: () => clients.get(era)!.listTools() };
+
 async function call(name: string, args: Record<string, unknown>): Promise<CallToolResult> {
-  return (await client.callTool({ name, arguments: args })) as CallToolResult;
+  return await clients.get(era)!.callTool(name, args);
 }
 
+/** The text a model reads: the result's first block. */
 function textOf(result: CallToolResult): string {
-  expect(result.content).toHaveLength(1);
   const block = result.content[0];
-  if (block?.type !== 'text') throw new Error('expected one text block');
+  if (block?.type !== 'text') throw new Error('expected a text block first');
   return block.text;
+}
+
+/** An error's only block: the REST error object. */
+function errorOf(result: CallToolResult): string {
+  expect(result.content).toHaveLength(1);
+  return textOf(result);
+}
+
+interface ProductFields {
+  slug: string;
+  name: string;
+  punchline: string;
+  website: string;
+  url: string;
+  pricing_model: string | null;
+}
+
+/** What the spec lists for a hit (slug, tagline, website, pricing model), and the description's opening, named in the text. */
+function expectNamed(text: string, p: ProductFields & { description: string }): void {
+  expect(text).toContain(`(${p.slug})`);
+  expect(text).toContain(p.punchline);
+  expect(text).toContain(p.website);
+  if (p.pricing_model) expect(text).toContain(p.pricing_model.replace('_', ' '));
+  const opening = p.description.replace(/<[^>]+>/g, ' ').trim().split(/\s+/).slice(0, 3).join(' ');
+  expect(text).toContain(opening);
 }
 
 function queryString(args: Record<string, unknown>): string {
@@ -47,13 +76,29 @@ function queryString(args: Record<string, unknown>): string {
   return s ? `?${s}` : '';
 }
 
-/** The tool succeeds with exactly the REST body: verbatim as text, parsed as structuredContent. */
+/**
+ * The tool succeeds with the REST body as its structured result, and a text that names it: every
+ * hit of a search (with its total and a link to its resource), the product, each category.
+ */
 async function expectSameAsRest(tool: string, args: Record<string, unknown>, restPath: string): Promise<unknown> {
   const [result, expected] = await Promise.all([call(tool, args), rest(restPath)]);
   expect(expected.status).toBe(200);
   expect(result.isError).toBeFalsy();
-  expect(textOf(result)).toBe(expected.text);
-  expect(result.structuredContent).toEqual(JSON.parse(expected.text));
+  const body = JSON.parse(expected.text) as Record<string, unknown>;
+  expect(result.structuredContent).toEqual(body);
+  const text = textOf(result);
+  if (tool === 'search_products') {
+    const { products, total } = body as { products: Array<ProductFields & { description: string }>; total: number };
+    if (products.length > 0) expect(text).toContain(total === 1 ? '1 live listing matches' : `${total.toLocaleString('en-US')} live listings match`);
+    for (const p of products) expectNamed(text, p);
+    expect(result.content.slice(1)).toEqual(products.map((p) => ({ type: 'resource_link', uri: `catalog://products/${p.slug}`, name: p.slug, title: p.name, mimeType: 'application/json' })));
+  } else if (tool === 'get_product') {
+    const p = body as unknown as ProductFields & { description: string };
+    expectNamed(text, p);
+    expect(text).toContain(p.url);
+  } else {
+    for (const c of (body as { categories: Array<{ slug: string; name: string }> }).categories) expect(text).toContain(`- ${c.slug}: ${c.name}`);
+  }
   return result.structuredContent;
 }
 
@@ -63,7 +108,7 @@ async function expectSameErrorAsRest(tool: string, args: Record<string, unknown>
   expect(expected.status).toBe(status);
   expect(result.isError).toBe(true);
   expect(result.structuredContent).toBeUndefined();
-  const error = JSON.parse(textOf(result)) as { code: string; message: string; data?: { issues: Array<{ path: unknown[] }> } };
+  const error = JSON.parse(errorOf(result)) as { code: string; message: string; data?: { issues: Array<{ path: unknown[] }> } };
   expect(error).toEqual(JSON.parse(expected.text));
   return error;
 }
@@ -79,10 +124,16 @@ describe('tools/list', () => {
       if (['get_product', 'list_categories', 'search_products'].includes(tool.name)) {
         expect(tool.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false });
       }
-      expect(tool.annotations?.title).toBeTruthy();
-      expect(tool.outputSchema?.type).toBe('object');
+      expect((tool.annotations as { title?: string } | undefined)?.title).toBeTruthy();
+      // The read tools' structured results are the REST objects, described; the maker tools answer JSON text and structure without a schema (docs/decisions.md).
+      if (['get_product', 'list_categories', 'search_products'].includes(tool.name)) expect(tool.outputSchema?.type).toBe('object');
+      else expect(tool.outputSchema).toBeUndefined();
       expect(tool.inputSchema).toMatchObject({ type: 'object', additionalProperties: false });
     }
+    // A deterministic order (2026-07-28: clients may cache the list): read tools first, then the maker tools.
+    expect(tools.map((t) => t.name)).toEqual([
+      'search_products', 'list_categories', 'get_product', 'submit_product', 'my_listings', 'update_listing', 'check_badge', 'upgrade_listing',
+    ]);
   });
 
   it('advertises the search constraints of GET /search', async () => {
@@ -90,7 +141,7 @@ describe('tools/list', () => {
     const search = tools.find((t) => t.name === 'search_products');
     const props = search?.inputSchema.properties as Record<string, Record<string, unknown>>;
     expect(Object.keys(props).sort()).toEqual(['category', 'label', 'limit', 'page', 'q', 'tag']);
-    expect(search?.inputSchema.required ?? []).toEqual([]);
+    expect((search?.inputSchema.required as unknown[] | undefined) ?? []).toEqual([]);
     expect(props.q).toMatchObject({ type: 'string', minLength: 2, maxLength: 100 });
     expect(props.page).toMatchObject({ type: 'integer', minimum: 1, maximum: 500, default: 1 });
     expect(props.limit).toMatchObject({ type: 'integer', minimum: 1, maximum: 50, default: 20 });
@@ -99,7 +150,7 @@ describe('tools/list', () => {
     }
     for (const prop of Object.values(props)) expect(prop.description).toBeTruthy();
     expect(search?.description).toMatch(/newest first/);
-    expect(search?.description).toMatch(/`url`/);
+    expect(search?.description).toMatch(/page/);
     expect(search?.description).toMatch(/total/);
     expect(search?.outputSchema?.required).toEqual(['products', 'total', 'page', 'limit']);
   });
@@ -108,9 +159,9 @@ describe('tools/list', () => {
     const { tools } = await client.listTools();
     const product = tools.find((t) => t.name === 'get_product');
     expect(product?.inputSchema.required).toEqual(['slug']);
-    expect(product?.inputSchema.properties?.slug).toMatchObject({ type: 'string', minLength: 1, maxLength: 200 });
-    expect(product?.description).toMatch(/`url`/);
-    const outputProps = product?.outputSchema?.properties ?? {};
+    expect((product?.inputSchema.properties as Record<string, unknown>).slug).toMatchObject({ type: 'string', minLength: 1, maxLength: 200 });
+    expect(product?.description).toMatch(/page/);
+    const outputProps = (product?.outputSchema?.properties ?? {}) as Record<string, unknown>;
     expect(Object.keys(outputProps)).toEqual(expect.arrayContaining(['slug', 'url', 'highlights', 'ideal_for', 'faq', 'promo']));
     const categories = tools.find((t) => t.name === 'list_categories');
     expect(categories?.inputSchema.properties).toEqual({});
@@ -209,7 +260,7 @@ describe('search_products', () => {
   it('rejects arguments of the wrong type, naming them', async () => {
     const result = await call('search_products', { q: 42, page: 'two', tag: ['ai'] });
     expect(result.isError).toBe(true);
-    const error = JSON.parse(textOf(result)) as { code: string; message: string; data: { issues: Array<{ path: string[] }> } };
+    const error = JSON.parse(errorOf(result)) as { code: string; message: string; data: { issues: Array<{ path: string[] }> } };
     expect(error.code).toBe('BAD_REQUEST');
     expect(error.data.issues.map((i) => i.path[0]).sort()).toEqual(['page', 'q', 'tag']);
     expect(error.message).toMatch(/'q'/);
@@ -231,7 +282,7 @@ describe('list_categories', () => {
   it('rejects an unknown argument, naming it', async () => {
     const result = await call('list_categories', { sort: 'name' });
     expect(result.isError).toBe(true);
-    const error = JSON.parse(textOf(result)) as { code: string; data: { issues: Array<{ path: string[]; message: string }> } };
+    const error = JSON.parse(errorOf(result)) as { code: string; data: { issues: Array<{ path: string[]; message: string }> } };
     expect(error.code).toBe('BAD_REQUEST');
     expect(error.data.issues).toEqual([{ path: ['sort'], message: 'is not a known parameter' }]);
   });
@@ -268,14 +319,15 @@ describe('get_product', () => {
     ] as const) {
       const result = await call('get_product', args);
       expect(result.isError).toBe(true);
-      const error = JSON.parse(textOf(result)) as { code: string; data: { issues: Array<{ path: string[] }> } };
+      const error = JSON.parse(errorOf(result)) as { code: string; data: { issues: Array<{ path: string[] }> } };
       expect(error.code).toBe('BAD_REQUEST');
       expect(error.data.issues.map((i) => i.path[0])).toEqual(rejected);
     }
   });
 
   it('says plainly that the slug is required', async () => {
-    const error = JSON.parse(textOf(await call('get_product', {}))) as { data: { issues: unknown[] } };
+    const error = JSON.parse(errorOf(await call('get_product', {}))) as { data: { issues: unknown[] } };
     expect(error.data.issues).toEqual([{ path: ['slug'], message: 'is required' }]);
   });
+});
 });

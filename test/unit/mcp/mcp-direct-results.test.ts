@@ -1,30 +1,45 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { createMcpHandler, McpServer, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
-import { serializeResult, successResult } from '../../../src/mcp/direct-read-calls.ts';
-import { READ_TOOLS } from '../../../src/mcp/read-tools.ts';
-import { bodyResult } from '../../../src/mcp/tool-result.ts';
+import type { Era } from '../../../src/mcp/protocol.ts';
+import { READ_TOOLS, successResult } from '../../../src/mcp/read-tools.ts';
 
 /**
- * The fast path of the read tools builds a tool's result itself, once per answer. Whatever the
- * body, valid or not, its bytes must be the ones the SDK sends for a handler that returns that
- * body: the same output validation, the same normalization, the same serialization.
+ * The fast path of the read tools builds a tool's result itself, once per answer, and writes
+ * it as it is (direct-read-calls.ts). The SDK must send the very same bytes for a handler that
+ * returns that result, in both eras: the results are shaped for their era by our own code
+ * (`resultType` and the server's identity in the modern era), so the SDK's encoding leaves them
+ * unchanged. Whatever the body, valid or not.
  */
-async function sdkResultBytes(toolName: string, body: string): Promise<string> {
+const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+function serverFor(toolName: string, body: string, era: Era): McpServer {
   const tool = READ_TOOLS.find((t) => t.name === toolName)!;
   const server = new McpServer({ name: 'test', version: '1.0.0' });
-  server.registerTool(tool.name, tool.config, () => bodyResult(body));
-  const [client, serverSide] = InMemoryTransport.createLinkedPair();
-  await server.connect(serverSide);
-  const answered = new Promise<JSONRPCMessage>((resolve) => {
-    client.onmessage = resolve;
-  });
-  await client.start();
-  await client.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool.name, arguments: {} } });
-  const message = (await answered) as { result: unknown };
-  await server.close();
-  return JSON.stringify(message.result);
+  server.registerTool(tool.name, tool.config, () => successResult(tool, body, era, undefined));
+  return server;
+}
+
+/** The `result` member of the SDK's answer, as bytes. */
+async function sdkResultBytes(toolName: string, body: string, era: Era): Promise<string> {
+  const message = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: toolName, arguments: {}, ...(era === 'modern' && { _meta: META }) } };
+  let response: Response;
+  if (era === 'modern') {
+    const handler = createMcpHandler(() => serverFor(toolName, body, era), { legacy: 'reject' });
+    const headers = { ...HEADERS, 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': toolName };
+    response = await handler.fetch(new Request('http://mcp.invalid/api/mcp', { method: 'POST', headers, body: JSON.stringify(message) }));
+  } else {
+    const server = serverFor(toolName, body, era);
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    await server.connect(transport);
+    response = await transport.handleRequest(new Request('http://mcp.invalid/api/mcp', { method: 'POST', headers: HEADERS, body: JSON.stringify(message) }));
+    await server.close();
+  }
+  const text = await response.text();
+  const start = text.indexOf('{"result":') + '{"result":'.length;
+  const end = text.lastIndexOf(',"jsonrpc":"2.0","id":1}');
+  expect(start, text).toBeGreaterThan(9);
+  return text.slice(start, end);
 }
 
 const PRODUCT = {
@@ -51,26 +66,27 @@ const PRODUCT = {
   promo: null,
 };
 
-describe('read-tool results built by the fast path', () => {
+describe.each(['legacy', 'modern'] as const)('read-tool results built by the fast path, %s era', (era) => {
   it.each([
     ['get_product', 'a valid product', JSON.stringify(PRODUCT)],
     ['get_product', 'a product with a field too many', JSON.stringify({ ...PRODUCT, secret: 1 })],
     ['get_product', 'a product with a bad id and url', JSON.stringify({ ...PRODUCT, id: 'nope', url: 'not a url' })],
-    ['search_products', 'a valid page', JSON.stringify({ products: [PRODUCT, PRODUCT], total: 2, page: 1, limit: 20 })],
+    ['search_products', 'a valid page', JSON.stringify({ products: [PRODUCT, { ...PRODUCT, slug: 'other', url: 'https://directory.test/products/other' }], total: 2, page: 1, limit: 20 })],
     ['search_products', 'an empty page', '{"products":[],"total":0,"page":1,"limit":20}'],
     ['search_products', 'a page with a negative total', '{"products":[],"total":-1,"page":1,"limit":20}'],
     ['list_categories', 'a category list', '{"categories":[{"slug":"design","name":"Design","noun":"tools","url":"https://d.test/categories/design","count":2}]}'],
     ['list_categories', 'a category list missing a count', '{"categories":[{"slug":"design","name":"Design","noun":"tools","url":"https://d.test/categories/design"}]}'],
   ])('%s, %s: the bytes the SDK sends', async (toolName, _what, body) => {
     const tool = READ_TOOLS.find((t) => t.name === toolName)!;
-    expect(serializeResult(successResult(tool, body))).toBe(await sdkResultBytes(toolName, body));
+    expect(JSON.stringify(successResult(tool, body, era, undefined))).toBe(await sdkResultBytes(toolName, body, era));
   });
 
-  it('a body that fails the output schema is a tool error, as from the SDK', () => {
+  it('a body that fails the contract is an internal error, with no structured result', () => {
     const tool = READ_TOOLS.find((t) => t.name === 'search_products')!;
-    const result = successResult(tool, '{"products":[],"total":-1,"page":1,"limit":20}');
+    const result = successResult(tool, '{"products":[],"total":-1,"page":1,"limit":20}', era, undefined);
     expect(result.isError).toBe(true);
     expect(result.structuredContent).toBeUndefined();
-    expect(JSON.stringify(result.content)).toMatch(/Output validation error: Invalid structured content for tool search_products/);
+    expect(JSON.parse((result.content[0] as { text: string }).text)).toMatchObject({ code: 'INTERNAL_SERVER_ERROR' });
+    expect('resultType' in result).toBe(era === 'modern');
   });
 });

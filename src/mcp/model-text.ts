@@ -1,0 +1,237 @@
+import { Parser } from 'htmlparser2';
+import type { Category, Product } from '../contract/schemas.ts';
+
+/**
+ * The text block of the read tools' results: what a model reads. The structured result
+ * (`structuredContent`) is the REST body, exactly; the text says the same in plain words, for a
+ * fraction of the tokens a JSON copy would cost (docs/decisions.md: "The read tools' text"):
+ * no ids, nulls, empty lists, markup or repeated keys; descriptions as plain text; every link a
+ * model must show (the listing page) spelt out.
+ *
+ * Sizes: a search hit gives the description's opening (at most SEARCH_EXCERPT characters, cut at
+ * a word), since a result list is for choosing and get_product gives the whole; get_product's
+ * text keeps within a budget of the REST body's size (PRODUCT_TEXT_SHARE of it): the
+ * description is shortened first, and a shortened text says where the rest is.
+ */
+
+export const SEARCH_EXCERPT = 240;
+/**
+ * get_product's text: at most this share of the product's JSON in bytes, less what the rest of
+ * the result takes besides the JSON (RESULT_OVERHEAD), and never below PRODUCT_TEXT_MIN.
+ */
+export const PRODUCT_TEXT_SHARE = 0.58;
+export const RESULT_OVERHEAD = 240;
+export const PRODUCT_TEXT_MIN = 300;
+/** get_product's text always keeps this much of the description (bytes), or all of a shorter one. */
+export const DESCRIPTION_OPENING = 100;
+
+const PRICING: Record<string, string> = { free: 'free', freemium: 'freemium', paid: 'paid', open_source: 'open source' };
+const TYPES: Record<string, string> = { software: 'software', digital_product: 'digital product' };
+
+const BLOCK = /^(p|div|h[1-6]|blockquote|pre|br|tr)$/;
+const LIST = /^(ul|ol)$/;
+
+/**
+ * An HTML description as one line of plain text: paragraphs run on, a heading ends with a colon,
+ * list items are joined with semicolons and the list ends with a full stop, entities decoded.
+ */
+export function descriptionText(html: string): string {
+  let out = '';
+  let itemsInList = 0;
+  let skipping = 0;
+  const parser = new Parser(
+    {
+      onopentag(name) {
+        if (skipping || name === 'script' || name === 'style') {
+          skipping++;
+          return;
+        }
+        if (name === 'li') out += itemsInList++ > 0 ? '; ' : ' ';
+        else if (LIST.test(name)) itemsInList = 0;
+        else if (BLOCK.test(name)) out += ' ';
+      },
+      ontext(text) {
+        if (!skipping) out += text;
+      },
+      onclosetag(name) {
+        if (skipping) {
+          skipping--;
+          return;
+        }
+        if (/^h[1-6]$/.test(name)) out += ':';
+        else if (LIST.test(name)) {
+          if (itemsInList > 0) out += '.';
+          itemsInList = 0;
+        }
+      },
+    },
+    { decodeEntities: true },
+  );
+  parser.write(html);
+  parser.end();
+  return out
+    .replace(/\s+/g, ' ')
+    .replace(/ ([;:.,])/g, '$1')
+    .replace(/([.!?:;])[.:]+/g, '$1')
+    .trim();
+}
+
+/** At most `max` characters, cut after a whole word, with an ellipsis when cut. */
+export function excerpt(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cut = text.slice(0, max - 1);
+  const space = cut.lastIndexOf(' ');
+  return `${(space > max / 2 ? cut.slice(0, space) : cut).replace(/[\s,;:.]+$/, '')}…`;
+}
+
+/** An excerpt of at most `maxBytes` bytes in a JSON string. */
+function excerptBytes(text: string, maxBytes: number): string {
+  let chars = maxBytes;
+  let cut = excerpt(text, chars);
+  while (chars > 1 && Buffer.byteLength(JSON.stringify(cut)) - 2 > maxBytes) {
+    chars = Math.floor(chars * 0.9);
+    cut = excerpt(text, chars);
+  }
+  return cut;
+}
+
+function facts(p: Product): string {
+  const parts: string[] = [];
+  if (p.pricing_model) parts.push(PRICING[p.pricing_model] ?? p.pricing_model);
+  if (p.category) parts.push(p.category);
+  parts.push(p.website);
+  return parts.join(' · ');
+}
+
+/** One hit of a search: name, slug and tagline; the description's opening; pricing, category and site. */
+function searchHit(p: Product): string {
+  const featured = p.featured ? ' [featured]' : '';
+  return `- ${p.name} (${p.slug})${featured}: ${p.punchline}\n  ${excerpt(descriptionText(p.description), SEARCH_EXCERPT)}\n  ${facts(p)}`;
+}
+
+/**
+ * The listing page of a slug, as a pattern on the catalog's own listing pages: every product of
+ * one answer has its page at the same place, so the address is written once.
+ */
+function pagePattern(products: readonly Product[]): string | undefined {
+  const first = products[0];
+  if (!first) return undefined;
+  const suffix = `/${first.slug}`;
+  if (!first.url.endsWith(suffix)) return undefined;
+  const base = first.url.slice(0, -suffix.length);
+  return products.every((p) => p.url === `${base}/${p.slug}`) ? `${base}/{slug}` : undefined;
+}
+
+const int = (n: number) => n.toLocaleString('en-US');
+
+export interface SearchEnvelope {
+  products: Product[];
+  total: number;
+  page: number;
+  limit: number;
+}
+
+export function searchText(result: SearchEnvelope): string {
+  const { products, total, page, limit } = result;
+  const pages = Math.max(1, Math.ceil(total / limit));
+  const matching = total === 1 ? '1 live listing matches' : `${int(total)} live listings match`;
+  if (products.length === 0) {
+    return total === 0 ? 'No live listing matches.' : `${matching}, but page ${page} (${limit} a page) is past the last page, ${pages}.`;
+  }
+  const first = (page - 1) * limit + 1;
+  const shown = products.length === 1 ? `${int(first)}` : `${int(first)}–${int(first + products.length - 1)}`;
+  const lines = [`${matching}, newest first: ${shown} on page ${page} of ${int(pages)} (${limit} a page).`];
+  const pattern = pagePattern(products);
+  lines.push(
+    pattern
+      ? `Each listing's page is ${pattern}: link its name there wherever you show it. get_product gives a listing in full.`
+      : 'Link each listing to its page (url in the structured result) wherever you show it. get_product gives a listing in full.',
+  );
+  lines.push('');
+  for (const p of products) {
+    lines.push(searchHit(p));
+    if (!pattern) lines.push(`  page ${p.url}`);
+  }
+  return lines.join('\n');
+}
+
+/** List items that end in a full stop, joined without doubling it. */
+function joined(items: readonly string[]): string {
+  return items.map((i) => i.trim().replace(/[.;]+$/, '')).join('; ');
+}
+
+/**
+ * One listing, within `budget` bytes: identity, facts and its page first, then the promo, the
+ * description, the premium profile, labels and tags. When the whole does not fit, the
+ * description is shortened first (to no less than its opening), then the sections at the end
+ * are left out one by one, FAQ answers before questions; the text then ends by saying where the
+ * whole listing is.
+ */
+export function productText(p: Product, budget: number, resourceUri: string): string {
+  const head = [
+    `${p.name} (${p.slug})${p.featured ? ' [featured]' : ''}: ${p.punchline}`,
+    [facts(p), p.product_type ? TYPES[p.product_type] : undefined, p.social ? `@${p.social}` : undefined].filter(Boolean).join(' · '),
+    `Page: ${p.url}`,
+  ];
+  if (p.promo) {
+    const until = p.promo.expires_at ? `until ${p.promo.expires_at}` : 'no end date';
+    head.push(`Promo code ${p.promo.code}: ${p.promo.discount} (${until}${p.promo.url ? `; at ${p.promo.url}` : ''})`);
+  }
+  const description = descriptionText(p.description);
+  // What may be left out, most dispensable last.
+  const optional: string[][] = [];
+  if (p.highlights.length) optional.push([`Highlights: ${joined(p.highlights)}`]);
+  if (p.ideal_for.length) optional.push([`Ideal for: ${joined(p.ideal_for)}`]);
+  if (p.faq.length) {
+    optional.push([`FAQ: ${p.faq.map((f) => f.question).join(' | ')}`, `FAQ: ${p.faq.map((f) => `${f.question} ${f.answer}`).join(' | ')}`]);
+  }
+  const tags = [p.labels.length ? `labels ${p.labels.join(', ')}` : '', p.tags.length ? `tags ${p.tags.join(', ')}` : ''].filter(Boolean).join(' · ');
+  if (tags) optional.push([tags]);
+  // Bytes as the text is sent: inside a JSON string.
+  const bytes = (lines: readonly string[]) => Buffer.byteLength(JSON.stringify(lines.join('\n'))) - 2;
+  // Each optional section at its fullest form.
+  let chosen = optional.map((forms) => forms[forms.length - 1]!);
+  const whole = [...head, description, ...chosen];
+  if (bytes(whole) <= budget) return whole.join('\n');
+  const note = `(Shortened; the whole listing: ${resourceUri})`;
+  const fixed = () => bytes([...head, ...chosen, note]) + 1;
+  // The description down to what is left, never below its opening: sections make room first.
+  const minimum = Math.min(Buffer.byteLength(description), DESCRIPTION_OPENING);
+  let room = budget - fixed();
+  // Then sections from the end: FAQ answers first, then each section in turn.
+  let i = optional.length - 1;
+  while (room < minimum && i >= 0) {
+    const forms = optional[i]!;
+    const at = forms.indexOf(chosen[i]!);
+    if (at > 0) chosen[i] = forms[at - 1]!;
+    else {
+      chosen = chosen.filter((_, k) => k !== i);
+      optional.splice(i, 1);
+      i--;
+    }
+    room = budget - fixed();
+  }
+  return [...head, excerptBytes(description, Math.max(minimum, room)), ...chosen, note].join('\n');
+}
+
+/** The byte budget of a product's text: what keeps the whole result within 1.6 times the JSON's size. */
+export function productTextBudget(jsonBytes: number): number {
+  return Math.max(PRODUCT_TEXT_MIN, Math.floor(jsonBytes * PRODUCT_TEXT_SHARE) - RESULT_OVERHEAD);
+}
+
+export function categoriesText(categories: readonly Category[]): string {
+  const live = categories.reduce((n, c) => n + c.count, 0);
+  return [
+    `${categories.length} categories, ${int(live)} live listings (slug: name, count). Use a slug as search_products' category; link a category to its page, ${categoryPattern(categories) ?? 'its url'}.`,
+    ...categories.map((c) => `- ${c.slug}: ${c.name}, ${int(c.count)} ${c.noun}`),
+  ].join('\n');
+}
+
+function categoryPattern(categories: readonly Category[]): string | undefined {
+  const first = categories[0];
+  if (!first) return undefined;
+  const suffix = `/${first.slug}`;
+  if (!first.url.endsWith(suffix)) return undefined;
+  const base = first.url.slice(0, -suffix.length);
+  return categories.every((c) => c.url === `${base}/${c.slug}`) ? `${base}/{slug}` : undefined;
+}
