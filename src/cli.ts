@@ -19,6 +19,7 @@ const commands: Record<string, { summary: string; load: () => Promise<{ default:
   admin: { summary: 'grant or revoke the admin role (admin grant|revoke EMAIL, admin list)', load: () => import('./cli/admin.ts') },
   keys: { summary: 'consumer keys by arrangement: keys create|list|set|rotate|revoke|usage (higher budgets per client)', load: () => import('./cli/keys.ts') },
   review: { summary: 'the review queue and decisions (review list, review approve|reject|hide|restore|feature SLUG)', load: () => import('./cli/review.ts') },
+  mcp: { summary: 'what an MCP registry publishes of the server: mcp server-json prints its server.json for PUBLIC_URL', load: () => import('./cli/mcp.ts') },
   'demo-data': { summary: 'write a deterministic demo catalog as NDJSON to stdout', load: () => import('./cli/demo-data.ts') },
 };
 

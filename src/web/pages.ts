@@ -16,6 +16,7 @@ import { sendPageError } from './page-errors.tsx';
 import type { PageCache } from './page-cache.ts';
 import { registerPageSecurity, type SecurityHeaders } from './page-security.ts';
 import { registerPaymentPages, type PaymentPagesDeps } from './makers/payment-routes.tsx';
+import { registerIcons } from './icons.ts';
 import { registerStylesheet } from './stylesheet.ts';
 
 export interface PagesDeps extends PaymentPagesDeps {
@@ -33,9 +34,9 @@ export interface PagesDeps extends PaymentPagesDeps {
  * pages' security headers (page-security.ts) and nothing else's: the REST API and the MCP
  * endpoint are registered outside it and keep their own headers.
  *
- * Pages spend from the caller's `other` rate-limit budget. The stylesheet does not: a browser
- * fetches it once a year per version, it is answered from memory, and counting it would charge
- * a first visit twice.
+ * Pages spend from the caller's `pages` rate-limit budget. The stylesheet and the icons do not:
+ * they are answered from memory, a browser keeps them (the stylesheet a year, the icons a day),
+ * and counting them would charge a first visit once for every file its page loads.
  *
  * A new group of pages registers inside the `pages` scope below, next to the directory.
  */
@@ -50,6 +51,8 @@ export async function registerPages(app: FastifyInstance, deps: PagesDeps): Prom
   await app.register(async (web) => {
     const securityHeaders = await registerPageSecurity(web, { publicUrl: deps.config.publicUrl });
     registerStylesheet(web);
+    // The icon (/icon.svg, /icons/…): pages link it, MCP clients and the registry show it; not counted either.
+    registerIcons(web);
     // The badge image makers' sites show: public, cached, and (like the stylesheet) not counted.
     registerBadgeImage(web);
     // robots.txt is not counted either: a crawler refused it takes the whole site as disallowed.

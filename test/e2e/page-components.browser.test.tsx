@@ -7,6 +7,7 @@ import { STATUS_LABELS, StatusBadge, type ListingStatus } from '../../src/web/co
 import { Page, type Session } from '../../src/web/components/layout.tsx';
 import { registerPageSecurity } from '../../src/web/page-security.ts';
 import { sendPrivatePage } from '../../src/web/render.ts';
+import { registerIcons } from '../../src/web/icons.ts';
 import { registerStylesheet } from '../../src/web/stylesheet.ts';
 import { describeInBrowser, screenshot } from '../helpers/browser.ts';
 
@@ -109,6 +110,7 @@ describeInBrowser('the page components in a browser', (browser) => {
     await app.register(async (web) => {
       await registerPageSecurity(web, { publicUrl: 'http://127.0.0.1' });
       registerStylesheet(web);
+      registerIcons(web);
       web.get('/kit', async (_request, reply) => sendPrivatePage(reply, <KitPage />));
       web.post<{ Body: Record<string, string> }>('/kit', async (request, reply) => sendPrivatePage(reply, <Received body={request.body} />));
       web.post<{ Body: Record<string, string> }>('/signout', async (request, reply) => sendPrivatePage(reply, <Received body={request.body} />));

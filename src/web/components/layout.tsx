@@ -2,6 +2,7 @@ import type { ComponentChildren } from 'preact';
 import { DIRECTORY_NAME } from '../../catalog/directory-name.ts';
 import { Button, Form } from './forms.tsx';
 import { Notice, type NoticeMessage } from './notice.tsx';
+import { ICON_LINKS } from '../icons.ts';
 import { siteStylesheet } from '../stylesheet.ts';
 
 export const SITE_NAME = DIRECTORY_NAME;
@@ -119,8 +120,10 @@ export function Page({ title, nav, session, notice, description, canonical, head
         {description && <meta name="description" content={description} />}
         {canonical && <link rel="canonical" href={canonical} />}
         <link rel="stylesheet" href={siteStylesheet().href} />
-        {/* No favicon request: the empty icon is allowed by img-src data:. */}
-        <link rel="icon" href="data:," />
+        {/* The PNG first, the SVG last: a browser that shows SVG icons takes the later one. */}
+        <link rel="icon" href={ICON_LINKS.png} type="image/png" sizes="48x48" />
+        <link rel="icon" href={ICON_LINKS.svg} type="image/svg+xml" />
+        <link rel="apple-touch-icon" href={ICON_LINKS.touch} />
         {head}
       </head>
       <body>

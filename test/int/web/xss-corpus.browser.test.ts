@@ -416,10 +416,8 @@ describeInBrowser('script injection through every field, shown on every page', (
             const inDescription = el.parentElement?.closest('.description') != null;
             for (const a of Array.from(el.attributes)) {
               if (/^on/i.test(a.name)) out.add(`handler <${name} ${a.name}="${a.value.slice(0, 60)}">`);
-              // The page's own empty favicon (<link rel="icon" href="data:,"> in the head) asks for nothing.
-              const ownFavicon = name === 'link' && a.name === 'href' && a.value === 'data:,' && el.parentElement === doc.head;
               // eslint-disable-next-line no-control-regex -- a URL's leading control characters are ignored by browsers
-              if (!ownFavicon && URL_ATTRS.has(a.name.toLowerCase()) && /^[\s\0-\x1f]*(javascript|vbscript|data|livescript):/i.test(a.value.replace(/[\t\n\r]/g, ''))) {
+              if (URL_ATTRS.has(a.name.toLowerCase()) && /^[\s\0-\x1f]*(javascript|vbscript|data|livescript):/i.test(a.value.replace(/[\t\n\r]/g, ''))) {
                 out.add(`script URL <${name} ${a.name}="${a.value.slice(0, 60)}">`);
               }
             }

@@ -81,7 +81,7 @@ describe('robots.txt', () => {
     for (const path of ['/signin', '/signin/link/abc', '/signout', '/dashboard', '/dashboard/new', '/dashboard/listings/pixel-forge', '/settings/apps', '/admin/review', '/admin/keys', '/oauth/authorize', '/oauth/consent/x', '/claim/token', '/pay/123', '/payments/stripe/webhook', '/api/mcp', '/api/v1/export', '/metrics']) {
       expect(blocked(path), path).toBe(true);
     }
-    for (const path of ['/', '/search?q=ai', '/products/pixel-forge', '/categories/design', '/categories/design/feed.xml', '/feed.xml', '/sitemap.xml', '/api/v1/docs', '/assets/site.css', '/badge/pixel-forge.svg']) {
+    for (const path of ['/', '/search?q=ai', '/products/pixel-forge', '/categories/design', '/categories/design/feed.xml', '/feed.xml', '/sitemap.xml', '/api/v1/docs', '/assets/site.css', '/badge/pixel-forge.svg', '/icon.svg', '/icons/icon-192.png']) {
       expect(blocked(path), path).toBe(false);
     }
   });
@@ -104,6 +104,7 @@ describe('robots.txt', () => {
       /^\/(search|feed\.xml|sitemap\.xml|robots\.txt|\*)$/,
       /^\/(products|categories|sitemaps|badge)\/:(slug|file)(\/feed\.xml)?$/,
       /^\/assets\//,
+      /^\/(icon\.svg|icons\/icon-\d+\.png)$/,
       /^\/\.well-known\//,
       /^\/api\/v1\/(search|categories|products|products\/:slug|openapi\.json|docs)$/,
     ];

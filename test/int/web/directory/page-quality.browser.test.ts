@@ -88,15 +88,25 @@ function watch(page: Page, url: string, status: number): Trouble {
 }
 
 /**
- * A failure when the icon the browser asks for is missing: the page's declared icon, or else
- * /favicon.ico. Chromium's own request for it never reaches the test (the harness routes
- * requests, which keeps Chromium from asking), so the test asks in its place.
+ * A failure for each icon the page links (`rel="icon"`, `rel="apple-touch-icon"`; else
+ * /favicon.ico, which a browser asks for instead) that does not answer with an image type. Chromium's
+ * own requests for them never reach the test (the harness routes requests, which keeps Chromium
+ * from asking), so the test asks in its place.
  */
 async function missingIcon(page: Page): Promise<string[]> {
-  const icon = await page.evaluate(() => document.querySelector<HTMLLinkElement>('link[rel~="icon"]')?.href ?? new URL('/favicon.ico', location.href).href);
-  if (icon.startsWith('data:')) return [];
-  const status = (await page.request.get(icon)).status();
-  return status >= 400 ? [`GET ${icon} (the page's icon): ${status}`] : [];
+  const icons = await page.evaluate(() => {
+    const linked = Array.from(document.querySelectorAll<HTMLLinkElement>('link[rel~="icon"], link[rel="apple-touch-icon"]')).map((l) => l.href);
+    return linked.length > 0 ? linked : [new URL('/favicon.ico', location.href).href];
+  });
+  const missing: string[] = [];
+  for (const icon of icons) {
+    // An icon in the page itself (the API reference's empty one) asks for nothing.
+    if (icon.startsWith('data:')) continue;
+    const res = await page.request.get(icon);
+    const type = res.headers()['content-type'] ?? '';
+    if (res.status() >= 400 || !type.startsWith('image/')) missing.push(`GET ${icon} (the page's icon): ${res.status()} ${type}`);
+  }
+  return missing;
 }
 
 describeInBrowser('page quality: accessibility, width, console and requests', (browser) => {
