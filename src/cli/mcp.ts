@@ -9,7 +9,7 @@ import { SERVICE_VERSION } from '../util/version.ts';
 /**
  * `catalog mcp server-json`: the MCP server's entry for an MCP registry
  * (github.com/modelcontextprotocol/registry), a `server.json` of the schema dated 2025-12-11
- * (a copy in docs/schemas/), built from the configuration alone: no database, no network.
+ * (kept beside the repository: test/helpers/server-json-schema.ts), built from the configuration alone: no database, no network.
  * docs/mcp.md, "Publishing to the MCP registry", says how to publish it.
  */
 

@@ -9,7 +9,7 @@ import { serverJsonValidator } from '../../helpers/server-json-schema.ts';
 
 /**
  * `catalog mcp server-json` run as an operator runs it, a child process of bin/catalog.js: the
- * document it prints for a few PUBLIC_URLs, validated against the committed schema of 2025-12-11
+ * document it prints for a few PUBLIC_URLs, validated against the registry's rules and its schema of 2025-12-11 where at hand
  * (docs/schemas/) with ajv; the name it derives; --name and --out; the warnings on stderr; and a
  * one-line refusal, exit status 2, for bad options. It needs no database.
  */

@@ -90,7 +90,7 @@ function modernBody(body: string): { body: string; method?: string; name?: strin
   }
   if (typeof message !== 'object' || message === null || Array.isArray(message)) return { body };
   const m = message as { method?: unknown; params?: Record<string, unknown> };
-  const params = { ...(typeof m.params === 'object' && m.params !== null ? m.params : {}), _meta: ENVELOPE };
+  const params: Record<string, unknown> = { ...(typeof m.params === 'object' && m.params !== null ? m.params : {}), _meta: ENVELOPE };
   const name = typeof params.name === 'string' ? params.name : typeof params.uri === 'string' ? params.uri : undefined;
   return { body: JSON.stringify({ ...m, params }), ...(typeof m.method === 'string' && { method: m.method }), ...(name !== undefined && { name }) };
 }
