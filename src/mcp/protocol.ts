@@ -44,18 +44,40 @@ export function resultMeta(era: Era): { _meta: Record<string, unknown> } | undef
 }
 
 /**
- * The body of an UnsupportedProtocolVersion refusal (400): asked of any request whose
+ * The body of an UnsupportedProtocolVersion refusal (400): answered to any request whose
  * `MCP-Protocol-Version` header names a revision not in SUPPORTED_VERSIONS, whatever its body
  * (route.ts), so a client learns what to retry with before anything else is looked at.
+ * `data.supported` lists what the request's era can retry with: a request in the modern shape
+ * (an envelope in `params._meta`) gets the modern revisions, as `server/discover` lists them; any
+ * other gets every revision, the 2025 ones being reached through `initialize`. The message names
+ * them all.
  */
-export function unsupportedVersionBody(requested: string, id: string | number | null) {
+export function unsupportedVersionBody(requested: string, body: unknown) {
+  const shown = requested.length > 64 ? `${requested.slice(0, 64)}…` : requested;
   return {
     jsonrpc: '2.0' as const,
-    id,
+    id: requestIdOf(body),
     error: {
       code: UNSUPPORTED_PROTOCOL_VERSION,
-      message: `Unsupported protocol version: ${requested.length > 64 ? `${requested.slice(0, 64)}…` : requested}. Supported: ${SUPPORTED_VERSIONS.join(', ')}.`,
-      data: { supported: [...SUPPORTED_VERSIONS], requested: requested.slice(0, 64) },
+      message: `Unsupported protocol version: ${shown}. Supported: ${MODERN_VERSION} (each request naming it), ${LEGACY_VERSIONS.join(', ')} (after initialize).`,
+      data: { supported: modernShaped(body) ? [MODERN_VERSION] : [...SUPPORTED_VERSIONS], requested: requested.slice(0, 64) },
     },
   };
+}
+
+/** A request's id, when it has one a response may echo. */
+export function requestIdOf(body: unknown): string | number | null {
+  const id = isObject(body) ? body.id : undefined;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A request that claims the modern era: an envelope naming a version in `params._meta`. */
+function modernShaped(body: unknown): boolean {
+  const params = isObject(body) ? body.params : undefined;
+  const meta = isObject(params) ? params._meta : undefined;
+  return isObject(meta) && META_PROTOCOL_VERSION in meta;
 }

@@ -25,7 +25,7 @@ import { authenticateMcpRequest, type McpAuth } from './mcp-auth.ts';
 import { MAKER_TOOL_SCOPES } from './maker-tool-scopes.ts';
 import { KEY_BEARER, MCP_BODY, MCP_PATH, type McpBodyRequest } from './mcp-path.ts';
 import { createOriginPolicy } from './origin.ts';
-import { SUPPORTED_VERSIONS, unsupportedVersionBody, type Era } from './protocol.ts';
+import { requestIdOf, SUPPORTED_VERSIONS, unsupportedVersionBody, type Era } from './protocol.ts';
 import { cacheScopeOf } from './resources.ts';
 import { createMcpServerPool, type McpServerPool } from './server.ts';
 import { traceToolCall } from './tool-tracing.ts';
@@ -215,19 +215,13 @@ class RequestCaller implements McpCaller {
   }
 }
 
-/** The body of a 400 answered before the SDK: a JSON-RPC error with the request's id when it has one. */
-function requestId(body: unknown): string | number | null {
-  const id = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as { id?: unknown }).id : undefined;
-  return typeof id === 'string' || typeof id === 'number' ? id : null;
-}
-
 async function handlePost(request: FastifyRequest, reply: FastifyReply, handling: McpHandling): Promise<void> {
   traceToolCall(reply.raw, request.body);
   // A revision this endpoint does not serve is named first, whatever the body: the client then
   // knows what to retry with (UnsupportedProtocolVersion, 2026-07-28 basic/versioning).
   const version = request.headers['mcp-protocol-version'];
   if (version !== undefined && (typeof version !== 'string' || !SUPPORTED_VERSIONS.includes(version))) {
-    return void reply.code(400).type('application/json').send(unsupportedVersionBody(String(version), requestId(request.body)));
+    return void reply.code(400).type('application/json').send(unsupportedVersionBody(String(version), request.body));
   }
   const authorization = request.headers.authorization;
   // The call asked for most, answered first: a plain read by a client with no credential
@@ -367,7 +361,7 @@ async function serveWithSdk(request: FastifyRequest, reply: FastifyReply, handli
   if (legacy) {
     const problem = invalidParams(request.body);
     if (problem !== undefined) {
-      return void reply.code(200).type('application/json').send({ jsonrpc: '2.0', id: requestId(request.body), error: { code: -32602, message: `Invalid params: ${problem}.` } });
+      return void reply.code(200).type('application/json').send({ jsonrpc: '2.0', id: requestIdOf(request.body), error: { code: -32602, message: `Invalid params: ${problem}.` } });
     }
   }
   const caller = new RequestCaller(request, auth, budget, legacy ? 'legacy' : 'modern', res);
