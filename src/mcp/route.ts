@@ -101,7 +101,9 @@ export async function registerMcp(app: FastifyInstance, deps: McpRouteDeps): Pro
         server.server.onclose = () => setImmediate(() => pool.release(server));
         return server;
       },
-      { legacy: 'reject', maxRequestBodySize: BODY_LIMIT, onerror: () => undefined },
+      // What the handler refuses (a header mismatch, an unsupported envelope) is answered to the
+      // client; the process logs it only at debug.
+      { legacy: 'reject', maxRequestBodySize: BODY_LIMIT, onerror: (err) => app.log.debug({ err }, 'MCP request refused or failed in the SDK') },
     ),
     direct: deps.config.directReads ? createDirectReadCalls(mcpDeps, { cacheMaxBytes: deps.config.cache.maxEntries > 0 ? RESULT_CACHE_BYTES : 0 }) : undefined,
     auth: {
