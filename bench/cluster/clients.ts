@@ -137,7 +137,7 @@ export async function mcpClient(node: CatalogNode, accessToken?: string): Promis
 /** A tool's answer: its structured result (or the error object of a tool error), and whether it is an error. */
 export async function callTool(client: Client, name: string, args: Record<string, unknown>): Promise<{ ok: boolean; body: Record<string, unknown> }> {
   const result = await client.callTool({ name, arguments: args });
-  if (!result.isError && result.structuredContent !== undefined) return { ok: true, body: result.structuredContent };
+  if (!result.isError && result.structuredContent !== undefined) return { ok: true, body: result.structuredContent as Record<string, unknown> };
   const text = (result.content as { type: string; text: string }[])[0]?.text ?? '{}';
   return { ok: !result.isError, body: JSON.parse(text) as Record<string, unknown> };
 }
