@@ -306,6 +306,7 @@ async function main(): Promise<number> {
           server: s.target,
           variants: s.requests.length,
           bodyBytes: checked.bodyBytes[s.id] ?? 0,
+          ...(s.era && { era: s.era }),
           ...(s.baseline && { baseline: s.baseline }),
           ...result,
         });
