@@ -23,7 +23,7 @@ import { preflight } from './preflight.ts';
 import { familyCosts, formatFamilyCosts, formatProfileSummary, readProfile, summarizeProfile } from './profile-summary.ts';
 import { spawnNode, stopAll, stopChildrenOnSignals } from './processes.ts';
 import { attachRatios, checkTargets, formatReport, type RunReport, type ScenarioRow } from './report.ts';
-import { buildScenarios, productSlugs, VARIANTS, withKey, type Target } from './scenarios.ts';
+import { buildScenarios, productSlugs, selectScenarios, VARIANTS, withKey, type Target } from './scenarios.ts';
 import { hasRedisServer, startRedisServer } from './cluster/redis-server.ts';
 import { ensureCompiledBuild, startMeasured, type StartMeasure } from './startup.ts';
 import { startOtlpSink } from './otlp-sink.ts';
@@ -35,7 +35,8 @@ const HELP = `usage: npm run bench -- [options]
   --warmup S        warm-up seconds per scenario, not measured (default 2)
   --connections N   concurrent connections of the load generator (default 10)
   --only IDS        run only these scenarios (comma-separated ids or id prefixes, e.g.
-                    search-word,product; the baselines run with any load scenario) and
+                    search-word,mcp; an id selects that scenario alone, so mcp-product
+                    leaves out mcp-product-2026; the baselines run with any load scenario) and
                     only the phases named among context, freshness, bulk, export, feed,
                     held and move
   --no-context      skip the context-size measurement (the MCP answers' bytes and tokens
@@ -256,11 +257,7 @@ async function main(): Promise<number> {
     // Every scenario, whatever --only keeps: the move phase takes its requests from them too.
     const allScenarios = buildScenarios(sample);
     let scenarios = allScenarios;
-    if (opts.only) {
-      const only = opts.only;
-      scenarios = scenarios.filter((s) => s.kind === 'baseline' || only.some((o) => s.id === o || s.id.startsWith(o)));
-      if (scenarios.every((s) => s.kind === 'baseline')) scenarios = [];
-    }
+    if (opts.only) scenarios = selectScenarios(scenarios, opts.only);
     const rows: ScenarioRow[] = [];
     let apiAfterLoad: Footprint | undefined;
     if (scenarios.length > 0) {

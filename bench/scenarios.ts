@@ -27,6 +27,17 @@ export const VARIANTS = 50;
 /** The Authorization header of keyed requests until the run has made its key (withKey). */
 const KEY_PLACEHOLDER = 'Bearer (made by the run)';
 
+/**
+ * The scenarios `--only` names, with the baselines, or none when it names no load scenario. An
+ * entry that is a scenario's id selects that one alone (`mcp-product`, not its twin
+ * `mcp-product-2026`); any other selects every id it begins (`mcp`, `search-word`).
+ */
+export function selectScenarios(scenarios: Scenario[], only: readonly string[]): Scenario[] {
+  const ids = new Set(scenarios.map((s) => s.id));
+  const chosen = scenarios.filter((s) => s.kind === 'baseline' || only.some((o) => s.id === o || (!ids.has(o) && s.id.startsWith(o))));
+  return chosen.every((s) => s.kind === 'baseline') ? [] : chosen;
+}
+
 /** The scenarios with the run's consumer key in their keyed requests. */
 export function withKey(scenarios: Scenario[], key: string): Scenario[] {
   return scenarios.map((s) => ({

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CatalogSample } from '../../../bench/catalog-sample.ts';
 import { mcpMessage, mcpProblem } from '../../../bench/preflight.ts';
-import { buildScenarios, MCP_HEADERS, MODERN_META, mcpProductRead, mcpRequest, mcpToolCall, productSlugs } from '../../../bench/scenarios.ts';
+import { buildScenarios, MCP_HEADERS, MODERN_META, mcpProductRead, mcpRequest, mcpToolCall, productSlugs, selectScenarios } from '../../../bench/scenarios.ts';
 
 /** The bench's MCP requests in both eras, and how the preflight judges their answers. */
 
@@ -78,6 +78,24 @@ describe('the MCP scenarios', () => {
     expect(argsOf('mcp-resource-product').map((p) => p.uri)).toEqual(slugs.map((s) => `catalog://products/${s}`));
     expect(argsOf('mcp-resource-product-2026').map((p) => p.uri)).toEqual(slugs.map((s) => `catalog://products/${s}`));
     expect(byId.get('product')!.requests.map((r) => r.path)).toEqual(slugs.map((s) => `/api/v1/products/${s}`));
+  });
+});
+
+describe('selectScenarios (--only)', () => {
+  const scenarios = buildScenarios(sample);
+  const chosen = (...only: string[]) => selectScenarios(scenarios, only).filter((s) => s.kind !== 'baseline').map((s) => s.id);
+
+  it('takes an id alone, and a prefix for every id it begins', () => {
+    expect(chosen('mcp-product')).toEqual(['mcp-product']);
+    expect(chosen('mcp-product-2026')).toEqual(['mcp-product-2026']);
+    expect(chosen('mcp-resource')).toEqual(['mcp-resource-product', 'mcp-resource-product-2026']);
+    expect(chosen('mcp')).toHaveLength(8);
+    expect(chosen('search-word')).toEqual(['search-word-cached', 'search-word-uncached']);
+    expect(selectScenarios(scenarios, ['mcp-product']).filter((s) => s.kind === 'baseline').length).toBeGreaterThan(0);
+  });
+
+  it('runs no load when it names no scenario (a phase alone)', () => {
+    expect(selectScenarios(scenarios, ['context'])).toEqual([]);
   });
 });
 
