@@ -14,8 +14,22 @@ export interface PreflightReport {
   bodyBytes: Record<string, number>;
 }
 
+/** The JSON-RPC message of an MCP answer: what the bench reads of it. */
+export interface McpMessage {
+  result?: {
+    isError?: boolean;
+    structuredContent?: unknown;
+    content?: unknown;
+    contents?: unknown;
+    tools?: unknown;
+    resultType?: unknown;
+    [member: string]: unknown;
+  };
+  error?: unknown;
+}
+
 /** The JSON-RPC message of an MCP answer, sent as JSON or as one server-sent event. */
-export function mcpMessage(contentType: string | null, text: string): { result?: { isError?: boolean; structuredContent?: unknown }; error?: unknown } {
+export function mcpMessage(contentType: string | null, text: string): McpMessage {
   if (contentType?.includes('text/event-stream')) {
     const data = text
       .split('\n')
@@ -25,6 +39,36 @@ export function mcpMessage(contentType: string | null, text: string): { result?:
     return JSON.parse(data);
   }
   return JSON.parse(text);
+}
+
+/**
+ * What is wrong with an MCP answer to the request `requestBody` (a JSON-RPC message), or
+ * undefined when it is a real result: no JSON-RPC error; a tool call's result not a tool error
+ * and with its structured content; a resource read's contents as text; tools/list's tools; and
+ * for a 2026-07-28 request (an envelope in `params._meta`), `resultType: "complete"`.
+ */
+export function mcpProblem(requestBody: string, msg: McpMessage): string | undefined {
+  const request = JSON.parse(requestBody) as { method?: unknown; params?: { _meta?: unknown } };
+  if (msg.error !== undefined) return 'answered a JSON-RPC error';
+  const result = msg.result;
+  if (typeof result !== 'object' || result === null) return 'answered no result';
+  switch (request.method) {
+    case 'tools/call':
+      if (result.isError) return 'the tool call failed';
+      if (typeof result.structuredContent !== 'object' || result.structuredContent === null) return 'the tool call answered no structuredContent';
+      if (!Array.isArray(result.content) || result.content.length === 0) return 'the tool call answered no content';
+      break;
+    case 'resources/read': {
+      const contents = result.contents;
+      if (!Array.isArray(contents) || contents.length === 0 || typeof (contents[0] as { text?: unknown }).text !== 'string') return 'the resource read answered no contents';
+      break;
+    }
+    case 'tools/list':
+      if (!Array.isArray(result.tools) || result.tools.length === 0) return 'tools/list answered no tools';
+      break;
+  }
+  if (request.params?._meta !== undefined && result.resultType !== 'complete') return 'a 2026-07-28 request answered without resultType "complete"';
+  return undefined;
 }
 
 async function send(origin: string, r: LoadRequest): Promise<{ status: number; type: string | null; text: string }> {
@@ -37,7 +81,7 @@ async function send(origin: string, r: LoadRequest): Promise<{ status: number; t
 }
 
 function problemWith(scenario: Scenario, r: LoadRequest, answer: { status: number; type: string | null; text: string }): string | 'empty' | undefined {
-  const where = `${scenario.id}: ${r.method ?? 'GET'} ${r.path}`;
+  const where = `${scenario.id}: ${r.method ?? 'GET'} ${r.path}${r.body !== undefined ? ` ${r.body.slice(0, 200)}` : ''}`;
   if (answer.status !== 200) return `${where} answered ${answer.status}: ${answer.text.slice(0, 200)}`;
   if (scenario.kind === 'search-cached' || scenario.kind === 'search-uncached') {
     const body = JSON.parse(answer.text) as { total?: number; products?: unknown[] };
@@ -48,8 +92,13 @@ function problemWith(scenario: Scenario, r: LoadRequest, answer: { status: numbe
     if (!answer.type?.startsWith('text/html') || !answer.text.startsWith('<!doctype html>')) return `${where}: not an HTML page (${answer.type}): ${answer.text.slice(0, 200)}`;
   }
   if (scenario.kind === 'mcp') {
-    const msg = mcpMessage(answer.type, answer.text);
-    if (msg.error || !msg.result || msg.result.isError) return `${where}: the tool call failed: ${answer.text.slice(0, 300)}`;
+    let problem: string | undefined;
+    try {
+      problem = mcpProblem(r.body ?? '', mcpMessage(answer.type, answer.text));
+    } catch (err) {
+      problem = `not a JSON-RPC answer (${(err as Error).message})`;
+    }
+    if (problem) return `${where}: ${problem}: ${answer.text.slice(0, 300)}`;
   }
   return undefined;
 }

@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import { prepareCatalogData, defaultDataDir } from './catalog-data.ts';
 import type { CatalogProcess } from './catalog-process.ts';
 import { sampleCatalog } from './catalog-sample.ts';
+import { measureContextSize, type ContextSizeResult } from './context-size.ts';
 import { measureExport, measureFeed, type ExportResult, type FeedResult } from './export-feed.ts';
 import { measureHeldConnections, type HeldResult } from './held-connections.ts';
 import { footprintOf, type Footprint } from './footprint.ts';
@@ -22,7 +23,7 @@ import { preflight } from './preflight.ts';
 import { familyCosts, formatFamilyCosts, formatProfileSummary, readProfile, summarizeProfile } from './profile-summary.ts';
 import { spawnNode, stopAll, stopChildrenOnSignals } from './processes.ts';
 import { attachRatios, checkTargets, formatReport, type RunReport, type ScenarioRow } from './report.ts';
-import { buildScenarios, VARIANTS, withKey, type Target } from './scenarios.ts';
+import { buildScenarios, productSlugs, selectScenarios, VARIANTS, withKey, type Target } from './scenarios.ts';
 import { hasRedisServer, startRedisServer } from './cluster/redis-server.ts';
 import { ensureCompiledBuild, startMeasured, type StartMeasure } from './startup.ts';
 import { startOtlpSink } from './otlp-sink.ts';
@@ -34,8 +35,13 @@ const HELP = `usage: npm run bench -- [options]
   --warmup S        warm-up seconds per scenario, not measured (default 2)
   --connections N   concurrent connections of the load generator (default 10)
   --only IDS        run only these scenarios (comma-separated ids or id prefixes, e.g.
-                    search-word,product; the baselines run with any load scenario) and
-                    only the phases named among freshness, bulk, export, feed, held and move
+                    search-word,mcp; an id selects that scenario alone, so mcp-product
+                    leaves out mcp-product-2026; the baselines run with any load scenario) and
+                    only the phases named among context, freshness, bulk, export, feed,
+                    held and move
+  --no-context      skip the context-size measurement (the MCP answers' bytes and tokens
+                    per era beside the REST bodies: tools/list, search_products,
+                    get_product, a product's resource)
   --no-freshness    skip the freshness measurement
   --no-bulk         skip the bulk import (a scratch catalog of its own: edits at 5 a second
                     while --bulk-size listings are imported; the projection's throughput)
@@ -64,6 +70,7 @@ function parse() {
       warmup: { type: 'string', default: '2' },
       connections: { type: 'string', default: '10' },
       only: { type: 'string' },
+      'no-context': { type: 'boolean', default: false },
       'no-freshness': { type: 'boolean', default: false },
       'no-bulk': { type: 'boolean', default: false },
       'bulk-size': { type: 'string', default: '100000' },
@@ -96,6 +103,7 @@ function parse() {
     warmupSeconds: num('warmup', values.warmup, 0, 120),
     connections: Math.round(num('connections', values.connections, 1, 1000)),
     only,
+    context: phase('context', values['no-context']),
     freshness: phase('freshness', values['no-freshness']),
     bulk: phase('bulk', values['no-bulk']),
     bulkSize: Math.round(num('bulk-size', values['bulk-size'], 1000, 1_000_000)),
@@ -219,6 +227,22 @@ async function main(): Promise<number> {
     const sample = await sampleCatalog(serve.url, 2000);
     log(`  ${total.total} live listings; sampled ${sample.products.length} for slugs and words`);
 
+    let context: ContextSizeResult | undefined;
+    if (opts.context) {
+      log('context size: tools/list, search_products, get_product and a product\'s resource in each MCP era, beside the REST bodies…');
+      context = await measureContextSize({ baseUrl: serve.url, slugs: productSlugs(sample) });
+      for (const e of context.eras) {
+        log(
+          `  ${e.era}: tools/list ${e.toolsList.bytes} B (${e.toolsList.tokens} tokens); search ${e.search.ratio.toFixed(3)} × REST bytes, text ${Math.round(e.search.textShare * 100)} % of REST tokens; ` +
+            `get_product worst ${e.product.ratio.worst.toFixed(3)} ×, median text ${Math.round(e.product.textShare.median * 100)} %`,
+        );
+      }
+      log(
+        `  eras: ${context.agreement.compared - context.agreement.differing.length} of ${context.agreement.compared} results equal; ` +
+          `REST bodies: ${context.rest.compared - context.rest.differing.length} of ${context.rest.compared} carried`,
+      );
+    }
+
     if (opts.sources) {
       log('starting catalog api from the TypeScript sources (tsx) beside it, once…');
       const once = await startMeasured({ command: 'api', runtime: 'sources', dataDir: data.dataDir });
@@ -233,11 +257,7 @@ async function main(): Promise<number> {
     // Every scenario, whatever --only keeps: the move phase takes its requests from them too.
     const allScenarios = buildScenarios(sample);
     let scenarios = allScenarios;
-    if (opts.only) {
-      const only = opts.only;
-      scenarios = scenarios.filter((s) => s.kind === 'baseline' || only.some((o) => s.id === o || s.id.startsWith(o)));
-      if (scenarios.every((s) => s.kind === 'baseline')) scenarios = [];
-    }
+    if (opts.only) scenarios = selectScenarios(scenarios, opts.only);
     const rows: ScenarioRow[] = [];
     let apiAfterLoad: Footprint | undefined;
     if (scenarios.length > 0) {
@@ -306,6 +326,7 @@ async function main(): Promise<number> {
           server: s.target,
           variants: s.requests.length,
           bodyBytes: checked.bodyBytes[s.id] ?? 0,
+          ...(s.era && { era: s.era }),
           ...(s.baseline && { baseline: s.baseline }),
           ...result,
         });
@@ -406,6 +427,7 @@ async function main(): Promise<number> {
       ...(feed && { feed }),
       ...(held && { held }),
       ...(move && { move }),
+      ...(context && { context }),
       footprint: { afterLoad, readyMs: serve.readyMs, atReady, ...(apiAfterLoad && { apiAfterLoad }), starts },
     };
     const report: RunReport = { ...partial, targets: checkTargets(partial) };

@@ -16,6 +16,8 @@ export interface Scenario {
   title: string;
   kind: Kind;
   target: Target;
+  /** For an MCP scenario: the protocol revision its requests are written in. */
+  era?: McpEra;
   /** The baseline whose req/s this scenario is compared to. */
   baseline?: 'hello' | 'body';
   requests: LoadRequest[];
@@ -24,6 +26,17 @@ export interface Scenario {
 export const VARIANTS = 50;
 /** The Authorization header of keyed requests until the run has made its key (withKey). */
 const KEY_PLACEHOLDER = 'Bearer (made by the run)';
+
+/**
+ * The scenarios `--only` names, with the baselines, or none when it names no load scenario. An
+ * entry that is a scenario's id selects that one alone (`mcp-product`, not its twin
+ * `mcp-product-2026`); any other selects every id it begins (`mcp`, `search-word`).
+ */
+export function selectScenarios(scenarios: Scenario[], only: readonly string[]): Scenario[] {
+  const ids = new Set(scenarios.map((s) => s.id));
+  const chosen = scenarios.filter((s) => s.kind === 'baseline' || only.some((o) => s.id === o || (!ids.has(o) && s.id.startsWith(o))));
+  return chosen.every((s) => s.kind === 'baseline') ? [] : chosen;
+}
 
 /** The scenarios with the run's consumer key in their keyed requests. */
 export function withKey(scenarios: Scenario[], key: string): Scenario[] {
@@ -38,8 +51,43 @@ export const MCP_HEADERS = { 'content-type': 'application/json', accept: 'applic
 /** What a browser asks a page with (the pages answer HTML whatever it says: the header is there to be realistic). */
 export const PAGE_HEADERS = { accept: 'text/html' };
 
-export function mcpToolBody(name: string, args: Record<string, string>): string {
-  return JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
+/**
+ * The two protocol eras the endpoint serves (src/mcp/protocol.ts), each named by the revision a
+ * request is written in: 2025-11-25 stands for the legacy era (plain JSON-RPC, no envelope),
+ * 2026-07-28 for the modern one (an envelope in `params._meta`, mirrored in headers).
+ */
+export type McpEra = '2025-11-25' | '2026-07-28';
+export const MCP_ERAS: readonly McpEra[] = ['2025-11-25', '2026-07-28'];
+/** The envelope of a 2026-07-28 request: its revision and the client's capabilities (none). */
+export const MODERN_META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+
+/**
+ * One MCP request as a client of the era sends it. 2025-11-25: a plain POST of the JSON-RPC
+ * message. 2026-07-28: `params._meta` carries the envelope, and the headers say the revision
+ * (`MCP-Protocol-Version`), the method (`Mcp-Method`) and what it names (`Mcp-Name`: the tool's
+ * name or the resource's URI, when the method has one).
+ */
+export function mcpRequest(era: McpEra, method: string, params?: Record<string, unknown>): LoadRequest {
+  if (era === '2025-11-25') {
+    return { method: 'POST', path: '/api/mcp', headers: MCP_HEADERS, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, ...(params && { params }) }) };
+  }
+  const name = typeof params?.name === 'string' ? params.name : typeof params?.uri === 'string' ? params.uri : undefined;
+  return {
+    method: 'POST',
+    path: '/api/mcp',
+    headers: { ...MCP_HEADERS, 'mcp-protocol-version': era, 'mcp-method': method, ...(name !== undefined && { 'mcp-name': name }) },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: MODERN_META } }),
+  };
+}
+
+/** A read tool's call in the era. */
+export function mcpToolCall(era: McpEra, name: string, args: Record<string, string>): LoadRequest {
+  return mcpRequest(era, 'tools/call', { name, arguments: args });
+}
+
+/** A product's resource (catalog://products/{slug}, the Product JSON of /products/{slug}) read in the era. */
+export function mcpProductRead(era: McpEra, slug: string): LoadRequest {
+  return mcpRequest(era, 'resources/read', { uri: `catalog://products/${slug}` });
 }
 
 function searchPath(params: Record<string, string | undefined>): string {
@@ -115,10 +163,14 @@ function searchShapes(sample: CatalogSample): SearchShape[] {
   ];
 }
 
+/** The product scenarios' slugs: up to SLUGS of the sample, in a fixed random order. */
+export function productSlugs(sample: CatalogSample): string[] {
+  return shuffled(sample.products.map((p) => p.slug)).slice(0, SLUGS);
+}
+
 export function buildScenarios(sample: CatalogSample): Scenario[] {
-  const productRequests = shuffled(sample.products.map((p) => p.slug))
-    .slice(0, SLUGS)
-    .map((slug) => ({ path: `/api/v1/products/${encodeURIComponent(slug)}` }));
+  const slugs = productSlugs(sample);
+  const productRequests = slugs.map((slug) => ({ path: `/api/v1/products/${encodeURIComponent(slug)}` }));
   const scenarios: Scenario[] = [
     { id: 'baseline-hello', title: 'baseline: Fastify {"hello":"world"}', kind: 'baseline', target: 'hello', requests: [{ path: '/' }] },
     { id: 'baseline-body', title: 'baseline: Fastify precomputed 20-product page', kind: 'baseline', target: 'body', requests: [{ path: '/' }] },
@@ -184,26 +236,54 @@ export function buildScenarios(sample: CatalogSample): Scenario[] {
   });
   scenarios.push({ id: 'categories', title: '/categories', kind: 'categories', target: 'serve', baseline: 'hello', requests: [{ path: '/api/v1/categories' }] });
   const word = sample.words[0]?.word;
-  const mcp = (name: string, args: Record<string, string>): LoadRequest => ({ method: 'POST', path: '/api/mcp', headers: MCP_HEADERS, body: mcpToolBody(name, args) });
-  scenarios.push({
-    id: 'mcp-search',
-    title: `MCP search_products${word ? ' (q: a common word)' : ''}, cached`,
-    kind: 'mcp',
-    target: 'serve',
-    baseline: 'body',
-    requests: [mcp('search_products', word ? { q: word } : {})],
-  });
-  scenarios.push({
-    id: 'mcp-product',
-    title: 'MCP get_product, random slugs',
-    kind: 'mcp',
-    target: 'serve',
-    baseline: 'hello',
-    requests: shuffled(sample.products.map((p) => p.slug))
-      .slice(0, SLUGS)
-      .map((slug) => mcp('get_product', { slug })),
-  });
-  scenarios.push({ id: 'mcp-categories', title: 'MCP list_categories', kind: 'mcp', target: 'serve', baseline: 'hello', requests: [mcp('list_categories', {})] });
+  // The MCP reads, each in both eras side by side (the 2026-07-28 twin right after its
+  // 2025-11-25 row, so both meet the machine in the same state): the read tools, and a product's
+  // resource over the same slugs as get_product.
+  const twin = (id: string, era: McpEra) => (era === '2026-07-28' ? `${id}-2026` : id);
+  for (const era of MCP_ERAS) {
+    scenarios.push({
+      id: twin('mcp-search', era),
+      title: `MCP ${era} search_products${word ? ' (q: a common word)' : ''}, cached`,
+      kind: 'mcp',
+      era,
+      target: 'serve',
+      baseline: 'body',
+      requests: [mcpToolCall(era, 'search_products', word ? { q: word } : {})],
+    });
+  }
+  for (const era of MCP_ERAS) {
+    scenarios.push({
+      id: twin('mcp-product', era),
+      title: `MCP ${era} get_product, random slugs`,
+      kind: 'mcp',
+      era,
+      target: 'serve',
+      baseline: 'hello',
+      requests: slugs.map((slug) => mcpToolCall(era, 'get_product', { slug })),
+    });
+  }
+  for (const era of MCP_ERAS) {
+    scenarios.push({
+      id: twin('mcp-categories', era),
+      title: `MCP ${era} list_categories`,
+      kind: 'mcp',
+      era,
+      target: 'serve',
+      baseline: 'hello',
+      requests: [mcpToolCall(era, 'list_categories', {})],
+    });
+  }
+  for (const era of MCP_ERAS) {
+    scenarios.push({
+      id: twin('mcp-resource-product', era),
+      title: `MCP ${era} resources/read catalog://products/{slug}, random slugs`,
+      kind: 'mcp',
+      era,
+      target: 'serve',
+      baseline: 'hello',
+      requests: slugs.map((slug) => mcpProductRead(era, slug)),
+    });
+  }
   // The directory's pages (HTML, rendered once per projection version and kept: page-cache.ts):
   // the home page, the listing page over the product scenario's slugs, and one search page repeated.
   scenarios.push({ id: 'page-home', title: 'page /, cached', kind: 'page', target: 'serve', baseline: 'hello', requests: [{ path: '/', headers: PAGE_HEADERS }] });
