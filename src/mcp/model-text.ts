@@ -17,11 +17,14 @@ import type { Category, Product } from '../contract/schemas.ts';
 export const SEARCH_EXCERPT = 240;
 /**
  * get_product's text: at most this share of the product's JSON in bytes, less what the rest of
- * the result takes besides the JSON (RESULT_OVERHEAD), and never below PRODUCT_TEXT_MIN.
+ * the answer takes besides the JSON and the text (RESULT_OVERHEAD: the JSON-RPC envelope and,
+ * in the 2026-07-28 era, `resultType` and the server's identity, about 270 bytes), and never
+ * below PRODUCT_TEXT_MIN; so the whole answer stays within 1.6 times the JSON in both eras, with
+ * the same text in both.
  */
-export const PRODUCT_TEXT_SHARE = 0.58;
-export const RESULT_OVERHEAD = 240;
-export const PRODUCT_TEXT_MIN = 300;
+export const PRODUCT_TEXT_SHARE = 0.6;
+export const RESULT_OVERHEAD = 290;
+export const PRODUCT_TEXT_MIN = 250;
 /** get_product's text always keeps this much of the description (bytes), or all of a shorter one. */
 export const DESCRIPTION_OPENING = 100;
 
