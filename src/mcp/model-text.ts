@@ -20,13 +20,16 @@ export const SEARCH_EXCERPT = 240;
  * the answer takes besides the JSON and the text (RESULT_OVERHEAD: the JSON-RPC envelope and,
  * in the 2026-07-28 era, `resultType` and the server's identity, about 270 bytes), and never
  * below PRODUCT_TEXT_MIN; so the whole answer stays within 1.6 times the JSON in both eras, with
- * the same text in both.
+ * the same text in both, for any listing of more than about 1 KB of JSON (a smaller one gets the
+ * floor: its name, facts, page and description's opening are worth the few bytes over).
  */
 export const PRODUCT_TEXT_SHARE = 0.6;
 export const RESULT_OVERHEAD = 290;
-export const PRODUCT_TEXT_MIN = 250;
-/** get_product's text always keeps this much of the description (bytes), or all of a shorter one. */
+export const PRODUCT_TEXT_MIN = 360;
+/** get_product's text keeps this much of the description (bytes) before its other sections, all of a shorter one… */
 export const DESCRIPTION_OPENING = 100;
+/** …and leaves it out when the budget leaves less than this (a few words say nothing). */
+export const DESCRIPTION_LEAST = 30;
 
 const PRICING: Record<string, string> = { free: 'free', freemium: 'freemium', paid: 'paid', open_source: 'open source' };
 const TYPES: Record<string, string> = { software: 'software', digital_product: 'digital product' };
@@ -164,11 +167,11 @@ function joined(items: readonly string[]): string {
 }
 
 /**
- * One listing, within `budget` bytes: identity, facts and its page first, then the promo, the
- * description, the premium profile, labels and tags. When the whole does not fit, the
- * description is shortened first (to no less than its opening), then the sections at the end
- * are left out one by one, FAQ answers before questions; the text then ends by saying where the
- * whole listing is.
+ * One listing, within `budget` bytes: identity, facts and its page first, then the description,
+ * the promo, the premium profile, labels and tags. When the whole does not fit, the
+ * description is shortened first (to its opening), then the sections at the end are left out
+ * one by one, FAQ answers before questions, the promo last, then the description gets what room is left; the
+ * text then ends by naming the resource that holds the whole listing.
  */
 export function productText(p: Product, budget: number, resourceUri: string): string {
   const head = [
@@ -176,13 +179,13 @@ export function productText(p: Product, budget: number, resourceUri: string): st
     [facts(p), p.product_type ? TYPES[p.product_type] : undefined, p.social ? `@${p.social}` : undefined].filter(Boolean).join(' · '),
     `Page: ${p.url}`,
   ];
+  const description = descriptionText(p.description);
+  // What may be left out, most dispensable last: the promo is the last to go.
+  const optional: string[][] = [];
   if (p.promo) {
     const until = p.promo.expires_at ? `until ${p.promo.expires_at}` : 'no end date';
-    head.push(`Promo code ${p.promo.code}: ${p.promo.discount} (${until}${p.promo.url ? `; at ${p.promo.url}` : ''})`);
+    optional.push([`Promo code ${p.promo.code}: ${p.promo.discount} (${until}${p.promo.url ? `; at ${p.promo.url}` : ''})`]);
   }
-  const description = descriptionText(p.description);
-  // What may be left out, most dispensable last.
-  const optional: string[][] = [];
   if (p.highlights.length) optional.push([`Highlights: ${joined(p.highlights)}`]);
   if (p.ideal_for.length) optional.push([`Ideal for: ${joined(p.ideal_for)}`]);
   if (p.faq.length) {
@@ -196,14 +199,14 @@ export function productText(p: Product, budget: number, resourceUri: string): st
   let chosen = optional.map((forms) => forms[forms.length - 1]!);
   const whole = [...head, description, ...chosen];
   if (bytes(whole) <= budget) return whole.join('\n');
-  const note = `(Shortened; the whole listing: ${resourceUri})`;
+  const note = `(More: ${resourceUri})`;
   const fixed = () => bytes([...head, ...chosen, note]) + 1;
-  // The description down to what is left, never below its opening: sections make room first.
-  const minimum = Math.min(Buffer.byteLength(description), DESCRIPTION_OPENING);
+  // The description keeps its opening while the sections can make room for it…
+  const opening = Math.min(Buffer.byteLength(description), DESCRIPTION_OPENING);
   let room = budget - fixed();
-  // Then sections from the end: FAQ answers first, then each section in turn.
+  // …which they do from the end: FAQ answers first, then each section in turn.
   let i = optional.length - 1;
-  while (room < minimum && i >= 0) {
+  while (room < opening && i >= 0) {
     const forms = optional[i]!;
     const at = forms.indexOf(chosen[i]!);
     if (at > 0) chosen[i] = forms[at - 1]!;
@@ -214,7 +217,9 @@ export function productText(p: Product, budget: number, resourceUri: string): st
     }
     room = budget - fixed();
   }
-  return [...head, excerptBytes(description, Math.max(minimum, room)), ...chosen, note].join('\n');
+  // The budget holds: what room is left for the description, or none when it would be a few words.
+  const shortened = room >= DESCRIPTION_LEAST ? [excerptBytes(description, room)] : [];
+  return [...head, ...shortened, ...chosen, note].join('\n');
 }
 
 /** The byte budget of a product's text: what keeps the whole result within 1.6 times the JSON's size. */
