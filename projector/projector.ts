@@ -1,4 +1,4 @@
-import { createPool, type Pool, type PoolClient } from '../src/db/pool.ts';
+import { createPool, withTransaction, type Pool, type PoolClient } from '../src/db/pool.ts';
 import { createCoalescedRunner } from '../src/util/coalesced-runner.ts';
 import type { SearchIndex } from '../src/search/port.ts';
 import { pruneChanges } from './change-log.ts';
@@ -122,25 +122,13 @@ export function createProjector(opts: ProjectorOptions): Projector {
   }
 
   async function inWriteTransaction<T>(fn: (client: PoolClient) => Promise<T | undefined>): Promise<T | undefined> {
-    const client = await db().connect();
-    try {
-      await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock($1)', [PROJECTION_WRITE_LOCK]);
+    return withTransaction(db(), { lock: PROJECTION_WRITE_LOCK }, async (client, tx) => {
       // Only the leader writes: a process that lost its leading session (however it went)
       // learns it here, before writing anything, and stands by.
-      if (!(await leadership.stillHeld(client))) {
-        await client.query('ROLLBACK');
-        return undefined;
-      }
-      const result = await fn(client);
-      await client.query(result === undefined ? 'ROLLBACK' : 'COMMIT');
+      const result = (await leadership.stillHeld(client)) ? await fn(client) : undefined;
+      if (result === undefined) tx.rollbackOnReturn();
       return result;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   /**

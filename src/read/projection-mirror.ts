@@ -1,7 +1,7 @@
 import { etagOf } from './etag.ts';
 import { createListener, type Subscriber } from '../db/listen.ts';
 import { createCoalescedRunner } from '../util/coalesced-runner.ts';
-import type { Pool, PoolClient } from '../db/pool.ts';
+import { withTransaction, type Pool, type PoolClient } from '../db/pool.ts';
 import type { EmbeddedSearchIndex } from '../search/embedded/embedded-search-index.ts';
 import type { SearchDocument } from '../search/port.ts';
 import { searchDocumentOf } from '../search/search-row.ts';
@@ -349,14 +349,12 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
   async function sync(): Promise<void> {
     const began = tracing() === undefined ? 0 : Date.now();
     const from = version;
-    const client = await pool.connect();
     let changedTo: number | undefined;
     let delivery: ChangeDelivery | undefined;
     let traceparent: string | null = null;
     let full = false;
-    try {
-      // One snapshot for the version and the rows, so they agree.
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    // One snapshot for the version and the rows, so they agree.
+    await withTransaction(pool, { isolation: 'repeatable read', readOnly: true }, async (client) => {
       const { rows } = await client.query<StateRow>('SELECT version, oldest_version, change_position, change_log, committed_at, oldest_change_at, traceparent FROM projection.state');
       const state = rows[0] ?? { version: 0, oldest_version: 0, change_position: 0, change_log: '', committed_at: null, oldest_change_at: null, traceparent: null };
       traceparent = state.traceparent;
@@ -378,14 +376,8 @@ export function createProjectionMirror(opts: ProjectionMirrorOptions): Projectio
           delivery = { projected: Math.max(0, committed - state.oldest_change_at.getTime()) / 1000, applied: Math.max(0, Date.now() - committed) / 1000 };
         }
       }
-      await client.query('COMMIT');
-      checkedAt = Date.now();
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+    });
+    checkedAt = Date.now();
     if (changedTo !== undefined && began !== 0) traceApply(began, from, changedTo, full, traceparent, delivery);
     if (changedTo !== undefined) for (const l of listeners) l(changedTo, delivery);
   }
