@@ -53,3 +53,14 @@ export async function syncSearchBatch(pool: Pool, index: SearchIndex, batchSize:
 export async function syncSearchListings(pool: Pool, index: SearchIndex, ids: readonly string[]): Promise<void> {
   await withTransaction(pool, { tryLock: SEARCH_WRITE_LOCK }, (client) => sendListings(client, index, ids));
 }
+
+/**
+ * Feeds the external index batch after batch (syncSearchBatch) until it has every change the
+ * projection committed. Resolves to false when `active` said stop before that.
+ */
+export async function syncSearchIndex(pool: () => Pool, index: SearchIndex, batchSize: number, active: () => boolean): Promise<boolean> {
+  for (;;) {
+    if (!active()) return false;
+    if ((await syncSearchBatch(pool(), index, batchSize)) < batchSize) return true;
+  }
+}
