@@ -206,7 +206,7 @@ function milliseconds(name: string, ms: number): number {
  * with the isolation level and access mode, then the transaction's own timeouts (SET LOCAL ends
  * with it). Nothing here comes from outside: levels are from a fixed list, numbers are checked.
  */
-export function beginStatements(options: TransactionSettings): string {
+function beginStatements(options: TransactionSettings): string {
   let begin = 'BEGIN';
   if (options.isolation !== undefined) {
     const level = ISOLATION[options.isolation];
