@@ -1,4 +1,7 @@
+import type { ProjectorLog } from '../src/util/log.ts';
 import type { Queryable } from './listing-source.ts';
+import { projectListings } from './project-listings.ts';
+import type { ProjectionWrite } from './projection-write.ts';
 
 /**
  * A promo is public through the last day of its expires_at (UTC). Nothing is written when that
@@ -14,8 +17,45 @@ export async function lapsedPromoIds(db: Queryable, todayUtc: string, limit: num
   return rows.map((r) => r.id);
 }
 
+/**
+ * Projects again, in one write transaction, up to `limit` products whose shown promo lapsed
+ * before `today` (a UTC date). Returns how many; fewer than `limit` means none is left.
+ */
+export async function lapsePromos(write: ProjectionWrite, opts: { today: string; limit: number; siteUrl: string; log: ProjectorLog }): Promise<number> {
+  const { today, siteUrl, log } = opts;
+  const n = await write(async (client) => {
+    const ids = await lapsedPromoIds(client, today, opts.limit);
+    if (ids.length === 0) return undefined;
+    await projectListings(client, { listingIds: ids, categorySlugs: [], siteUrl, today, log });
+    return ids.length;
+  });
+  if (n) log.info({ listings: n, today }, 'projected again the listings whose promo lapsed');
+  return n ?? 0;
+}
+
 /** Milliseconds from now to the next UTC midnight, plus a second so the date has turned. */
 export function msUntilNextUtcMidnight(now: Date): number {
   const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
   return next - now.getTime() + 1000;
+}
+
+/**
+ * Calls `wake` just after every UTC midnight by the clock `now`, when shown promos lapse. The
+ * timer never keeps the process up.
+ */
+export function wakeAtUtcMidnights(now: () => Date, wake: () => void): { stop(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  const arm = () => {
+    timer = setTimeout(() => {
+      wake();
+      arm();
+    }, msUntilNextUtcMidnight(now()));
+    timer.unref();
+  };
+  arm();
+  return {
+    stop() {
+      clearTimeout(timer);
+    },
+  };
 }

@@ -1,4 +1,4 @@
-import type { Pool, PoolClient } from '../src/db/pool.ts';
+import { withTransaction, type Pool, type PoolClient } from '../src/db/pool.ts';
 import type { SearchDocument, SearchIndex } from '../src/search/port.ts';
 import { recomputeCategoryCounts } from './category-counts.ts';
 import { recordRebuildChanges } from './change-log.ts';
@@ -63,10 +63,7 @@ export async function rebuildProjection(
   const log = opts.log ?? silentLog;
   const batchSize = opts.batchSize ?? 500;
   const today = utcDate((opts.now ?? (() => new Date()))());
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    await client.query('SELECT pg_advisory_xact_lock($1)', [PROJECTION_WRITE_LOCK]);
+  return withTransaction(pool, { lock: PROJECTION_WRITE_LOCK }, async (client) => {
     // Before reading the write model: every row up to this end is then reflected.
     const end = await committedOutboxEnd(client);
     const { rows: totals } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM catalog.listings WHERE status = 'live'`);
@@ -123,14 +120,8 @@ export async function rebuildProjection(
     await writeCheckpoint(client, 'projection', to);
     if (!opts.externalSearch) await writeCheckpoint(client, 'search', to);
     await notifyProjectionChanged(client, version);
-    await client.query('COMMIT');
     return { version, products, removed: removedRows.length, categories: cats[0]?.n ?? 0, changes };
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /**
@@ -144,10 +135,7 @@ export async function rebuildSearchIndex(
   opts: { batchSize?: number; onProgress?: ReindexOptions['onProgress'] } = {},
 ): Promise<number> {
   const batchSize = opts.batchSize ?? 1000;
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    await client.query('SELECT pg_advisory_xact_lock($1)', [SEARCH_WRITE_LOCK]);
+  return withTransaction(pool, { lock: SEARCH_WRITE_LOCK }, async (client) => {
     const at = await readCheckpoint(client, 'projection');
     const { rows: totals } = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM projection.products');
     const total = totals[0]?.n ?? 0;
@@ -165,14 +153,8 @@ export async function rebuildSearchIndex(
     );
     await writeCheckpoint(client, 'search', at);
     await client.query(`UPDATE projection.checkpoints SET target = $1 WHERE name = 'search'`, [index.target]);
-    await client.query('COMMIT');
     return done;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /** `catalog reindex`: the projection, then the external search index when there is one. */

@@ -28,35 +28,19 @@ async function sendListings(db: Queryable, index: SearchIndex, ids: readonly str
  * or when a reindex holds the index.
  */
 export async function syncSearchBatch(pool: Pool, index: SearchIndex, batchSize: number): Promise<number> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    const { rows: locked } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS ok', [SEARCH_WRITE_LOCK]);
-    if (!locked[0]?.ok) {
-      await client.query('ROLLBACK');
-      return 0;
-    }
+  const covered = await withTransaction(pool, { tryLock: SEARCH_WRITE_LOCK }, async (client, tx) => {
     const from = await readCheckpoint(client, 'search');
     const to = await readCheckpoint(client, 'projection');
-    if (comparePositions(from, to) >= 0) {
-      await client.query('ROLLBACK');
-      return 0;
-    }
-    const rows = await readCommittedOutbox(client, from, batchSize, to);
+    const rows = comparePositions(from, to) >= 0 ? [] : await readCommittedOutbox(client, from, batchSize, to);
     if (rows.length === 0) {
-      await client.query('ROLLBACK');
+      tx.rollbackOnReturn();
       return 0;
     }
     await sendListings(client, index, [...new Set(rows.flatMap((r) => (r.listing_id ? [r.listing_id] : [])))]);
     await writeCheckpoint(client, 'search', rows[rows.length - 1]!);
-    await client.query('COMMIT');
     return rows.length;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
+  return covered ?? 0;
 }
 
 /**
@@ -67,8 +51,16 @@ export async function syncSearchBatch(pool: Pool, index: SearchIndex, batchSize:
  * feed brings them then).
  */
 export async function syncSearchListings(pool: Pool, index: SearchIndex, ids: readonly string[]): Promise<void> {
-  await withTransaction(pool, async (client) => {
-    const { rows: locked } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS ok', [SEARCH_WRITE_LOCK]);
-    if (locked[0]?.ok) await sendListings(client, index, ids);
-  });
+  await withTransaction(pool, { tryLock: SEARCH_WRITE_LOCK }, (client) => sendListings(client, index, ids));
+}
+
+/**
+ * Feeds the external index batch after batch (syncSearchBatch) until it has every change the
+ * projection committed. Resolves to false when `active` said stop before that.
+ */
+export async function syncSearchIndex(pool: () => Pool, index: SearchIndex, batchSize: number, active: () => boolean): Promise<boolean> {
+  for (;;) {
+    if (!active()) return false;
+    if ((await syncSearchBatch(pool(), index, batchSize)) < batchSize) return true;
+  }
 }

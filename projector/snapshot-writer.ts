@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Pool } from '../src/db/pool.ts';
+import { withTransaction, type Pool } from '../src/db/pool.ts';
 import { SNAPSHOT_FORMAT, type Snapshot } from '../src/read/snapshot.ts';
 import type { SnapshotInfo } from '../src/read/snapshot-store.ts';
 
@@ -27,18 +27,10 @@ export async function writeSnapshot(pool: Pool, snapshot: Snapshot, bytes: Buffe
     for (let part = 0, at = 0; at < bytes.length || part === 0; part++, at += partBytes) {
       await pool.query('INSERT INTO projection.snapshot_parts (snapshot, part, bytes) VALUES ($1, $2, $3)', [info.id, part, bytes.subarray(at, at + partBytes)]);
     }
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
+    await withTransaction(pool, async (client) => {
       await client.query('UPDATE projection.snapshots SET complete = true WHERE id = $1', [info.id]);
       await client.query('DELETE FROM projection.snapshots WHERE complete AND search = $1 AND id <> $2', [info.search, info.id]);
-      await client.query('COMMIT');
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+    });
   } catch (err) {
     await pool.query('DELETE FROM projection.snapshots WHERE id = $1', [info.id]).catch(() => undefined);
     throw err;

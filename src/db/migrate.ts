@@ -3,6 +3,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { projectPath } from '../util/project-file.ts';
 import { MIGRATION_LOCK } from './locks.ts';
+import { withTransaction } from './pool.ts';
 
 export const MIGRATIONS_DIR = projectPath('migrations');
 
@@ -53,15 +54,14 @@ export async function migrate(connectionString: string, opts: { dir?: string; lo
     for (const m of files) {
       if (applied.has(m.version)) continue;
       const sql = await readFile(m.file, 'utf8');
-      await client.query('BEGIN');
-      try {
+      // Each file in a transaction of its own on this connection, which holds MIGRATION_LOCK
+      // (session-level) from the first file to the last.
+      await withTransaction(client, async () => {
         await client.query(sql);
         await client.query('INSERT INTO public.schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
-        await client.query('COMMIT');
-      } catch (err) {
-        await client.query('ROLLBACK');
+      }).catch((err: unknown) => {
         throw new Error(`migration ${path.basename(m.file)} failed: ${(err as Error).message}`, { cause: err });
-      }
+      });
       opts.log?.(`applied migration ${path.basename(m.file)}`);
       done.push(m.version);
     }

@@ -79,16 +79,88 @@ export class TransactionDeadlineError extends Error {
   }
 }
 
+/** PostgreSQL's isolation levels (its read uncommitted is read committed). */
+export type IsolationLevel = 'read committed' | 'repeatable read' | 'serializable';
+
+/** How a transaction of withTransaction begins; each setting lasts until the transaction ends. */
+export interface TransactionSettings {
+  /** The isolation level; the server's default (read committed) when unset. */
+  isolation?: IsolationLevel;
+  /**
+   * READ ONLY: a write fails (25006). A transaction that writes nothing takes no transaction id,
+   * so it never holds the projector's outbox horizon back.
+   */
+  readOnly?: boolean;
+  /** statement_timeout for this transaction only: a statement running longer is cancelled (57014), and the transaction rolled back. */
+  statementTimeoutMs?: number;
+  /** lock_timeout for this transaction only: waiting longer for any lock (the advisory lock below too) fails (55P03). */
+  lockTimeoutMs?: number;
+}
+
+/** A transaction that takes a transaction-level advisory lock first, waiting for it. */
+export interface LockingTransaction extends TransactionSettings {
+  /**
+   * An advisory lock key of locks.ts, taken before fn runs (pg_advisory_xact_lock) and held until
+   * the transaction ends: transactions taking the same key run one after another.
+   */
+  lock?: number;
+  tryLock?: undefined;
+}
+
+/** A transaction that runs only if an advisory lock is free. */
+export interface TryLockingTransaction extends TransactionSettings {
+  /**
+   * An advisory lock key of locks.ts, taken before fn runs if no other session holds it
+   * (pg_try_advisory_xact_lock). When one does, the transaction ends at once, fn is not called,
+   * and withTransaction resolves to undefined.
+   */
+  tryLock: number;
+  lock?: undefined;
+}
+
+export type TransactionOptions = LockingTransaction | TryLockingTransaction;
+
+/** What fn may ask of its transaction besides queries. */
+export interface Transaction {
+  /** Ends the transaction with ROLLBACK instead of COMMIT once fn returns; fn's result is returned all the same. */
+  rollbackOnReturn(): void;
+}
+
+/** A connection the caller holds: a pool's client it checked out, or a client of its own. */
+export type TransactionClient = pg.ClientBase;
+type ClientOf<D> = D extends pg.Pool ? pg.PoolClient : D;
+export type TransactionBody<C, T> = (client: C, tx: Transaction) => Promise<T>;
+
 /**
- * Runs fn in a transaction on one client; commits on success, rolls back on any error. On a pool
- * with deadlines the whole transaction has one: past it the connection is closed under whatever
- * query waits (the server rolls the transaction back when it sees the connection go), and the
- * caller gets an error isDatabaseUnavailable recognises. A client whose query failed for want of
- * an answer is closed, never returned to the pool, and not asked to ROLLBACK (it would wait too).
+ * Runs fn in a transaction on one connection: commits when it returns (or rolls back, when it
+ * asked to), rolls back on any error, which is thrown again. `db` is a pool, which lends a
+ * connection for the transaction, or a connection the caller holds across several steps, which
+ * stays the caller's (not released, and on it no deadline: it has no pool's).
+ *
+ * Options say how the transaction begins: its isolation level, read only, statement and lock
+ * timeouts (sent with BEGIN, one round trip), then an advisory lock taken before fn runs
+ * (`lock`) or the transaction skipped unless it is free (`tryLock`).
+ *
+ * On a pool with deadlines the whole transaction has one: past it the connection is closed under
+ * whatever query waits (the server rolls the transaction back when it sees the connection go),
+ * and the caller gets an error isDatabaseUnavailable recognises. A client whose query failed for
+ * want of an answer is closed, never returned to the pool, and not asked to ROLLBACK (it would
+ * wait too).
  */
-export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+export function withTransaction<D extends pg.Pool | TransactionClient, T>(db: D, fn: TransactionBody<ClientOf<D>, T>): Promise<T>;
+export function withTransaction<D extends pg.Pool | TransactionClient, T>(db: D, options: TryLockingTransaction, fn: TransactionBody<ClientOf<D>, T>): Promise<T | undefined>;
+export function withTransaction<D extends pg.Pool | TransactionClient, T>(db: D, options: LockingTransaction, fn: TransactionBody<ClientOf<D>, T>): Promise<T>;
+export async function withTransaction<T>(
+  db: pg.Pool | TransactionClient,
+  optionsOrFn: TransactionOptions | TransactionBody<TransactionClient, T>,
+  maybeFn?: TransactionBody<TransactionClient, T>,
+): Promise<T | undefined> {
+  const [options, fn] = typeof optionsOrFn === 'function' ? [{}, optionsOrFn] : [optionsOrFn, maybeFn!];
+  const prelude = beginStatements(options);
+  if (!(db instanceof pg.Pool)) return runTransaction(db, prelude, options, fn, false);
+  const pool = db;
   const deadlines = deadlinesOf.get(pool);
-  if (!deadlines) return runTransaction(await pool.connect(), fn);
+  if (!deadlines) return runTransaction(await pool.connect(), prelude, options, fn, true);
   const ms = deadlines.transactionMs;
   let timer: NodeJS.Timeout | undefined;
   let client: pg.PoolClient | undefined;
@@ -111,25 +183,77 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClie
       return (client = c);
     });
     connected.catch(() => undefined);
-    return await Promise.race([connected.then((c) => runTransaction(c, fn, () => expired)), late]);
+    return await Promise.race([connected.then((c) => runTransaction(c, prelude, options, fn, true, () => expired)), late]);
   } finally {
     clearTimeout(timer);
   }
 }
 
-async function runTransaction<T>(client: pg.PoolClient, fn: (client: pg.PoolClient) => Promise<T>, expired: () => boolean = () => false): Promise<T> {
+const ISOLATION: Record<IsolationLevel, string> = {
+  'read committed': 'READ COMMITTED',
+  'repeatable read': 'REPEATABLE READ',
+  serializable: 'SERIALIZABLE',
+};
+
+/** Milliseconds for a setting: a whole number from 0 (0 turns the timeout off). */
+function milliseconds(name: string, ms: number): number {
+  if (!Number.isSafeInteger(ms) || ms < 0) throw new RangeError(`${name} must be a whole number of milliseconds, not ${ms}`);
+  return ms;
+}
+
+/**
+ * BEGIN and the settings that follow it, as one string of statements (one round trip): BEGIN
+ * with the isolation level and access mode, then the transaction's own timeouts (SET LOCAL ends
+ * with it). Nothing here comes from outside: levels are from a fixed list, numbers are checked.
+ */
+function beginStatements(options: TransactionSettings): string {
+  let begin = 'BEGIN';
+  if (options.isolation !== undefined) {
+    const level = ISOLATION[options.isolation];
+    if (!level) throw new RangeError(`unknown isolation level ${String(options.isolation)}`);
+    begin += ` ISOLATION LEVEL ${level}`;
+  }
+  if (options.readOnly) begin += ' READ ONLY';
+  const statements = [begin];
+  if (options.statementTimeoutMs !== undefined) statements.push(`SET LOCAL statement_timeout = ${milliseconds('statementTimeoutMs', options.statementTimeoutMs)}`);
+  if (options.lockTimeoutMs !== undefined) statements.push(`SET LOCAL lock_timeout = ${milliseconds('lockTimeoutMs', options.lockTimeoutMs)}`);
+  return statements.join('; ');
+}
+
+async function runTransaction<T>(
+  client: TransactionClient,
+  prelude: string,
+  options: TransactionOptions,
+  fn: TransactionBody<TransactionClient, T>,
+  pooled: boolean,
+  expired: () => boolean = () => false,
+): Promise<T | undefined> {
   let broken: Error | undefined;
   try {
-    await client.query('BEGIN');
-    const result = await fn(client);
-    await client.query('COMMIT');
+    await client.query(prelude);
+    // The lock comes after the settings, so that lock_timeout bounds the wait for it.
+    if (options.lock !== undefined) await client.query('SELECT pg_advisory_xact_lock($1)', [options.lock]);
+    if (options.tryLock !== undefined) {
+      const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS locked', [options.tryLock]);
+      if (rows[0]?.locked !== true) {
+        await client.query('ROLLBACK');
+        return undefined;
+      }
+    }
+    let rollback = false;
+    const result = await fn(client, {
+      rollbackOnReturn() {
+        rollback = true;
+      },
+    });
+    await client.query(rollback ? 'ROLLBACK' : 'COMMIT');
     return result;
   } catch (err) {
     if (expired() || unanswered(err)) broken = err as Error;
     else await client.query('ROLLBACK').catch((e: unknown) => (broken = e as Error));
     throw err;
   } finally {
-    client.release(broken ?? expired());
+    if (pooled) (client as pg.PoolClient).release(broken ?? expired());
   }
 }
 

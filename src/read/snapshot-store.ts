@@ -2,7 +2,7 @@ import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { to as copyTo } from 'pg-copy-streams';
-import type { Pool, PoolClient } from '../db/pool.ts';
+import { withTransaction, type Pool, type PoolClient } from '../db/pool.ts';
 import type { SearchDocument } from '../search/port.ts';
 import { SEARCH_COLUMNS } from '../search/search-row.ts';
 import type { Snapshot } from './snapshot.ts';
@@ -89,6 +89,9 @@ export async function readSnapshotBytes(client: PoolClient, info: SnapshotInfo, 
         c.release();
         return;
       }
+      // Not withTransaction: a part whose copy failed may leave this connection in the middle of
+      // a COPY, where a ROLLBACK would wait unanswered; such a connection is discarded unasked, and
+      // the failure reaches the reader through that part's promise, not from here.
       let failed = false;
       try {
         await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
@@ -197,20 +200,11 @@ export async function buildSnapshotFromRows(
 
 /** Builds a snapshot of the projection as it is now, in a read-only transaction of its own. */
 export async function buildCurrentSnapshot(pool: Pool, searchFields: readonly (keyof SearchDocument)[] | undefined): Promise<Snapshot> {
-  const client = await pool.connect();
-  try {
-    // Read-only: no transaction id, so the build never holds the outbox horizon back.
-    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+  // Read-only: no transaction id, so the build never holds the outbox horizon back.
+  return withTransaction(pool, { isolation: 'repeatable read', readOnly: true }, async (client) => {
     const { rows } = await client.query<{ version: number }>('SELECT version FROM projection.state');
-    const snapshot = await buildSnapshotFromRows(client, rows[0]?.version ?? 0, searchFields);
-    await client.query('COMMIT');
-    return snapshot;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
+    return buildSnapshotFromRows(client, rows[0]?.version ?? 0, searchFields);
+  });
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Pool, PoolClient } from '../../db/pool.ts';
+import { withTransaction, type Pool, type PoolClient } from '../../db/pool.ts';
 import { parseCatalogLine, type CategoryLine, type LineError, type ListingLine } from '../listings/listing-input.ts';
 import { markBulkTransaction } from './bulk-transaction.ts';
 import { ensureLabelsAndTags, ensureMakers, findListings, upsertCategories, upsertListings } from './write-listings.ts';
@@ -7,7 +7,8 @@ import { ensureLabelsAndTags, ensureMakers, findListings, upsertCategories, upse
  * Imports a catalog given as NDJSON lines (see listing-input.ts for the line kinds), streamed in
  * one pass inside one transaction: lines are validated as they arrive and written in batches.
  * The first invalid line stops the writing, but every later line is still checked so one run
- * reports every problem; the transaction then rolls back and nothing at all is imported.
+ * reports every problem; the transaction then rolls back and nothing at all is imported. The
+ * pool must be one without deadlines (docs/partitions.md): an import may rightly take minutes.
  */
 
 export interface ImportOptions {
@@ -61,118 +62,111 @@ export async function importCatalog(
   const errors: LineError[] = [];
   const result: ImportResult = { ok: false, errors, lines: 0, categories: 0, listings: { created: 0, updated: 0 } };
 
-  const client = await pool.connect();
-  let open = false;
   let inFlight: Promise<void> = Promise.resolve();
-  try {
-    await client.query('BEGIN');
-    open = true;
-    // An import is bulk: edits committed while it runs are projected without waiting for it.
-    await markBulkTransaction(client);
-    const state: ImportState = {
-      client,
-      errors,
-      counts: result.listings,
-      knownCategories: new Set((await client.query<{ slug: string }>('SELECT slug FROM catalog.categories')).rows.map((r) => r.slug)),
-      identities: new Map(),
-      slugOfId: new Map(),
-    };
-    const fileCategories = new Set<string>();
-    const knownLabels = new Set<string>();
-    const knownTags = new Set<string>();
-    const knownMakers = new Set<string>();
-    let pendingCategories = new Map<string, CategoryLine>();
-    let pendingListings: PendingListing[] = [];
-    // Once a line is invalid nothing more is written; the rest is only checked.
-    const writing = () => errors.length === 0;
-
-    const writeBatch = async (categories: CategoryLine[], listings: PendingListing[]) => {
-      // categories first: the listings of the same batch may reference them
-      if (writing()) await upsertCategories(client, categories);
-      if (listings.length === 0) return;
-      const rows = await checkIdentities(state, listings);
-      if (!writing()) return;
-      const labels = newOnes(rows.flatMap((r) => r.value.labels), knownLabels);
-      const tags = newOnes(rows.flatMap((r) => r.value.tags), knownTags);
-      await ensureLabelsAndTags(client, labels, tags);
-      await ensureMakers(client, newOnes(rows.flatMap((r) => (r.value.maker_email ? [r.value.maker_email.toLowerCase()] : [])), knownMakers));
-      await upsertListings(
+  return withTransaction(pool, async (client, tx) => {
+    try {
+      // An import is bulk: edits committed while it runs are projected without waiting for it.
+      await markBulkTransaction(client);
+      const state: ImportState = {
         client,
-        rows.map(({ value, storedListedAt }) => ({
-          ...value,
-          // A line without listed_at keeps the stored one, so re-importing a catalog does not
-          // move its listings to the top of "newest first"; a new live listing went live now.
-          listed_at: value.listed_at ?? storedListedAt ?? (value.status === 'live' ? now : null),
-        })),
-      );
-    };
+        errors,
+        counts: result.listings,
+        knownCategories: new Set((await client.query<{ slug: string }>('SELECT slug FROM catalog.categories')).rows.map((r) => r.slug)),
+        identities: new Map(),
+        slugOfId: new Map(),
+      };
+      const fileCategories = new Set<string>();
+      const knownLabels = new Set<string>();
+      const knownTags = new Set<string>();
+      const knownMakers = new Set<string>();
+      let pendingCategories = new Map<string, CategoryLine>();
+      let pendingListings: PendingListing[] = [];
+      // Once a line is invalid nothing more is written; the rest is only checked.
+      const writing = () => errors.length === 0;
 
-    // Batches are written one at a time and in file order, while the lines of the next batch
-    // are parsed: validation (mostly HTML sanitizing) and the database work side by side.
-    const dispatch = async () => {
-      const categories = [...pendingCategories.values()];
-      const listings = pendingListings;
-      pendingCategories = new Map();
-      pendingListings = [];
-      if (categories.length === 0 && listings.length === 0) return;
-      await inFlight;
-      inFlight = writeBatch(categories, listings);
-      inFlight.catch(() => undefined); // awaited by the next dispatch or at the end
-    };
+      const writeBatch = async (categories: CategoryLine[], listings: PendingListing[]) => {
+        // categories first: the listings of the same batch may reference them
+        if (writing()) await upsertCategories(client, categories);
+        if (listings.length === 0) return;
+        const rows = await checkIdentities(state, listings);
+        if (!writing()) return;
+        const labels = newOnes(rows.flatMap((r) => r.value.labels), knownLabels);
+        const tags = newOnes(rows.flatMap((r) => r.value.tags), knownTags);
+        await ensureLabelsAndTags(client, labels, tags);
+        await ensureMakers(client, newOnes(rows.flatMap((r) => (r.value.maker_email ? [r.value.maker_email.toLowerCase()] : [])), knownMakers));
+        await upsertListings(
+          client,
+          rows.map(({ value, storedListedAt }) => ({
+            ...value,
+            // A line without listed_at keeps the stored one, so re-importing a catalog does not
+            // move its listings to the top of "newest first"; a new live listing went live now.
+            listed_at: value.listed_at ?? storedListedAt ?? (value.status === 'live' ? now : null),
+          })),
+        );
+      };
 
-    for await (const rawLine of lines) {
-      const line = ++result.lines;
-      const raw = line === 1 ? rawLine.replace(/^\uFEFF/, '') : rawLine;
-      if (line % PROGRESS_EVERY === 0) opts.onProgress?.({ lines: line, errors: errors.length });
-      if (raw.trim() === '') continue;
-      const parsed = parseCatalogLine(raw, line);
-      if (!parsed.ok) {
-        errors.push(...parsed.errors);
-        // Report an unknown category on the same line too, so one pass shows every problem.
-        const category = rawCategory(raw);
-        if (category !== undefined && !state.knownCategories.has(category) && !parsed.errors.some((e) => e.field === 'category')) {
-          errors.push({ line, field: 'category', message: unknownCategory(category) });
+      // Batches are written one at a time and in file order, while the lines of the next batch
+      // are parsed: validation (mostly HTML sanitizing) and the database work side by side.
+      const dispatch = async () => {
+        const categories = [...pendingCategories.values()];
+        const listings = pendingListings;
+        pendingCategories = new Map();
+        pendingListings = [];
+        if (categories.length === 0 && listings.length === 0) return;
+        await inFlight;
+        inFlight = writeBatch(categories, listings);
+        inFlight.catch(() => undefined); // awaited by the next dispatch or at the end
+      };
+
+      for await (const rawLine of lines) {
+        const line = ++result.lines;
+        const raw = line === 1 ? rawLine.replace(/^\uFEFF/, '') : rawLine;
+        if (line % PROGRESS_EVERY === 0) opts.onProgress?.({ lines: line, errors: errors.length });
+        if (raw.trim() === '') continue;
+        const parsed = parseCatalogLine(raw, line);
+        if (!parsed.ok) {
+          errors.push(...parsed.errors);
+          // Report an unknown category on the same line too, so one pass shows every problem.
+          const category = rawCategory(raw);
+          if (category !== undefined && !state.knownCategories.has(category) && !parsed.errors.some((e) => e.field === 'category')) {
+            errors.push({ line, field: 'category', message: unknownCategory(category) });
+          }
+          continue;
         }
-        continue;
+        const value = parsed.value;
+        if (value.kind === 'category') {
+          state.knownCategories.add(value.slug);
+          fileCategories.add(value.slug);
+          pendingCategories.delete(value.slug); // the last line for a slug wins
+          pendingCategories.set(value.slug, value);
+          if (pendingCategories.size >= batchSize) await dispatch();
+          continue;
+        }
+        if (value.category !== null && !state.knownCategories.has(value.category)) {
+          errors.push({ line, field: 'category', message: unknownCategory(value.category) });
+          continue;
+        }
+        pendingListings.push({ line, value });
+        if (pendingListings.length >= batchSize) await dispatch();
       }
-      const value = parsed.value;
-      if (value.kind === 'category') {
-        state.knownCategories.add(value.slug);
-        fileCategories.add(value.slug);
-        pendingCategories.delete(value.slug); // the last line for a slug wins
-        pendingCategories.set(value.slug, value);
-        if (pendingCategories.size >= batchSize) await dispatch();
-        continue;
-      }
-      if (value.category !== null && !state.knownCategories.has(value.category)) {
-        errors.push({ line, field: 'category', message: unknownCategory(value.category) });
-        continue;
-      }
-      pendingListings.push({ line, value });
-      if (pendingListings.length >= batchSize) await dispatch();
-    }
-    await dispatch();
-    await inFlight;
-    opts.onProgress?.({ lines: result.lines, errors: errors.length });
+      await dispatch();
+      await inFlight;
+      opts.onProgress?.({ lines: result.lines, errors: errors.length });
 
-    result.categories = fileCategories.size;
-    errors.sort((a, b) => a.line - b.line);
-    if (errors.length > 0) {
-      open = false;
-      await client.query('ROLLBACK');
-      result.listings = { created: 0, updated: 0 };
+      result.categories = fileCategories.size;
+      errors.sort((a, b) => a.line - b.line);
+      if (errors.length > 0) {
+        tx.rollbackOnReturn();
+        result.listings = { created: 0, updated: 0 };
+        return result;
+      }
+      result.ok = true;
       return result;
+    } finally {
+      // a batch may still be running when reading failed: let it end before rolling back
+      await inFlight.catch(() => undefined);
     }
-    open = false;
-    await client.query('COMMIT');
-    result.ok = true;
-    return result;
-  } finally {
-    // a batch may still be running when reading failed: let it end before rolling back
-    await inFlight.catch(() => undefined);
-    if (open) await client.query('ROLLBACK').catch(() => undefined);
-    client.release();
-  }
+  });
 }
 
 interface ImportState {
