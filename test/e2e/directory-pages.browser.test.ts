@@ -67,7 +67,9 @@ describeInBrowser('the directory pages in a browser', (browser) => {
     await page.getByRole('link', { name: 'Product directory' }).click();
     await page.waitForURL(`${stack.baseUrl}/`);
     tab.expectClean();
-    expect(tab.offLoopback).toEqual([]);
+    // The home page may ask for the newest listing's logo before the test ends (it is on the CDN,
+    // answered locally); nothing else leaves loopback.
+    expect(tab.offLoopback.filter((url) => url !== 'https://cdn.example.com/pixel-forge/logo.png')).toEqual([]);
   });
 
   it('searching from the header works with JavaScript off: a plain form, results from the server', async () => {
