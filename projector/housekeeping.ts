@@ -1,5 +1,5 @@
 import type { Pool } from '../src/db/pool.ts';
-import type { ProjectorLog } from '../src/util/log.ts';
+import type { Log } from '../src/util/log.ts';
 import { pruneChanges } from './change-log.ts';
 import { blockingTransaction } from './lag.ts';
 import type { ProjectionWrite } from './projection-write.ts';
@@ -39,7 +39,7 @@ export async function pruneInBatches(pruneOne: () => Promise<number | undefined>
 export interface HousekeepingOptions {
   pool: () => Pool;
   write: ProjectionWrite;
-  log: ProjectorLog;
+  log: Log;
   /** Removals (projection.removed) and projected outbox rows are kept this long. */
   retentionHours: number;
   /** The change feed keeps changes this long. */

@@ -1,6 +1,6 @@
 import type { Pool, PoolClient } from '../src/db/pool.ts';
 import type { SearchIndex } from '../src/search/port.ts';
-import type { ProjectorLog } from '../src/util/log.ts';
+import type { Log } from '../src/util/log.ts';
 import { batchVersion, beginBatch, endBatch, type BatchTrace } from './batch-tracing.ts';
 import {
   comparePositions,
@@ -49,7 +49,7 @@ export interface LaneOptions {
   siteUrl: () => string;
   /** The clock (promo lapses in documents); tests move it. */
   now: () => Date;
-  log: ProjectorLog;
+  log: Log;
   /** Outbox rows per batch of the interactive lane. */
   batchSize: number;
   /** Outbox rows per batch of the main lane. */

@@ -1,5 +1,5 @@
 import type { Leadership } from '../src/db/leadership.ts';
-import type { ProjectorLog } from '../src/util/log.ts';
+import type { Log } from '../src/util/log.ts';
 
 /** How often a leader confirms its leading session is still there. */
 export const VERIFY_LEADERSHIP_MS = 10_000;
@@ -11,7 +11,7 @@ export function verifyEveryTicks(pollMs: number): number {
 
 export interface LeaderPollOptions {
   pollMs: number;
-  log: ProjectorLog;
+  log: Log;
   stopping: () => boolean;
   /** Runs the projector (it does nothing unless this process leads). */
   wake: () => void;

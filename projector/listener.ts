@@ -1,5 +1,5 @@
 import { createListener, type Subscriber } from '../src/db/listen.ts';
-import type { ProjectorLog } from '../src/util/log.ts';
+import type { Log } from '../src/util/log.ts';
 
 export const OUTBOX_CHANNEL = 'catalog_outbox';
 
@@ -14,7 +14,7 @@ export interface OutboxListener {
   close(): Promise<void>;
 }
 
-export function createOutboxListener(connectionString: string, opts: { onWake: () => void; log: ProjectorLog }): OutboxListener {
+export function createOutboxListener(connectionString: string, opts: { onWake: () => void; log: Log }): OutboxListener {
   let subscriber: Subscriber | undefined;
   let closed = false;
   let retry: NodeJS.Timeout | undefined;

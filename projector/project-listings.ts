@@ -1,7 +1,7 @@
 import { applyCategoryMoves } from './category-counts.ts';
 import { catalogDifferences, recordChanges } from './change-log.ts';
 import { loadListings, type ListingRow, type Queryable } from './listing-source.ts';
-import type { ProjectorLog } from '../src/util/log.ts';
+import type { Log } from '../src/util/log.ts';
 import { buildProductDocument, type ProductDocument } from './product-document.ts';
 import { deleteProducts, nextVersion, notifyProjectionChanged, recordRemoved, writeProducts } from './projection-store.ts';
 
@@ -16,7 +16,7 @@ export interface ProjectListingsInput {
   oldestChangeAt?: Date;
   /** The W3C traceparent of the batch's span, when traces are on. */
   traceparent?: string | undefined;
-  log: ProjectorLog;
+  log: Log;
 }
 
 export interface ProjectedListings {

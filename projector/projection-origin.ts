@@ -1,6 +1,6 @@
 import type { Pool } from '../src/db/pool.ts';
 import type { SearchIndex } from '../src/search/port.ts';
-import type { ProjectorLog } from '../src/util/log.ts';
+import type { Log } from '../src/util/log.ts';
 import { rebuildProjection, rebuildSearchIndex } from './reindex.ts';
 
 export interface ProjectionOriginOptions {
@@ -13,7 +13,7 @@ export interface ProjectionOriginOptions {
   searchIndex: SearchIndex | undefined;
   batchSize: number;
   now: () => Date;
-  log: ProjectorLog;
+  log: Log;
 }
 
 /**

@@ -2,7 +2,7 @@ import { createLeadership } from '../src/db/leadership.ts';
 import { createPool, type Pool } from '../src/db/pool.ts';
 import type { SearchIndex } from '../src/search/port.ts';
 import { createCoalescedRunner } from '../src/util/coalesced-runner.ts';
-import { silentLog, type ProjectorLog } from '../src/util/log.ts';
+import { silentLog, type Log } from '../src/util/log.ts';
 import { catchUpTo } from './catch-up.ts';
 import { HeldBackRetry } from './held-back-retry.ts';
 import { Housekeeping } from './housekeeping.ts';
@@ -33,7 +33,7 @@ export interface ProjectorOptions {
   /** Outbox rows per batch of the main lane, which carries bulk imports (default 1,000). */
   bulkBatchSize?: number;
   pollMs?: number;
-  log?: ProjectorLog;
+  log?: Log;
   /** The clock (promo lapses); tests move it. */
   now?: () => Date;
   /** Removals are kept this long for readers following versions. */

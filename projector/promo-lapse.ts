@@ -1,4 +1,4 @@
-import type { ProjectorLog } from '../src/util/log.ts';
+import type { Log } from '../src/util/log.ts';
 import type { Queryable } from './listing-source.ts';
 import { projectListings } from './project-listings.ts';
 import type { ProjectionWrite } from './projection-write.ts';
@@ -21,7 +21,7 @@ export async function lapsedPromoIds(db: Queryable, todayUtc: string, limit: num
  * Projects again, in one write transaction, up to `limit` products whose shown promo lapsed
  * before `today` (a UTC date). Returns how many; fewer than `limit` means none is left.
  */
-export async function lapsePromos(write: ProjectionWrite, opts: { today: string; limit: number; siteUrl: string; log: ProjectorLog }): Promise<number> {
+export async function lapsePromos(write: ProjectionWrite, opts: { today: string; limit: number; siteUrl: string; log: Log }): Promise<number> {
   const { today, siteUrl, log } = opts;
   const n = await write(async (client) => {
     const ids = await lapsedPromoIds(client, today, opts.limit);

@@ -4,7 +4,7 @@ import { recomputeCategoryCounts } from './category-counts.ts';
 import { recordRebuildChanges } from './change-log.ts';
 import { LISTING_COLUMNS, type ListingRow } from './listing-source.ts';
 import { PROJECTION_WRITE_LOCK, SEARCH_WRITE_LOCK } from '../src/db/locks.ts';
-import { silentLog, type ProjectorLog } from '../src/util/log.ts';
+import { silentLog, type Log } from '../src/util/log.ts';
 import { comparePositions, committedOutboxEnd, readCheckpoint, writeCheckpoint, type OutboxPosition } from './outbox-reader.ts';
 import { buildProductDocument, utcDate, type ProductDocument } from './product-document.ts';
 import { notifyProjectionChanged, nextVersion, recordRemoved, writeProducts } from './projection-store.ts';
@@ -19,7 +19,7 @@ export interface ReindexOptions {
   searchIndex?: SearchIndex;
   batchSize?: number;
   now?: () => Date;
-  log?: ProjectorLog;
+  log?: Log;
   /** Called as the rebuild advances: phase, items done, items in total. */
   onProgress?: (phase: 'projection' | 'search', done: number, total: number) => void;
 }

@@ -1,7 +1,7 @@
 import type { Pool } from '../src/db/pool.ts';
 import { latestSnapshot, type SnapshotInfo } from '../src/read/snapshot-store.ts';
 import { embeddedOptions, loadSearchSettings } from '../src/search/search-settings.ts';
-import type { ProjectorLog } from '../src/util/log.ts';
+import type { Log } from '../src/util/log.ts';
 import { runChildTask, type ChildTaskModule } from '../src/util/child-task.ts';
 import type { SnapshotBuildJob, SnapshotBuildResult } from './snapshot-build-task.ts';
 
@@ -44,7 +44,7 @@ export function createSnapshotWriter(opts: {
   /** Whether API processes search the embedded engine (the snapshot then holds its index). */
   search: boolean;
   cacheDir?: string | undefined;
-  log: ProjectorLog;
+  log: Log;
 }): SnapshotWriter {
   const searchFields = opts.search ? embeddedOptions(loadSearchSettings()).searchableFields : undefined;
   let running: Promise<void> | undefined;

@@ -1,7 +1,7 @@
 import type { Pool } from '../db/pool.ts';
 import { createListener, type Subscriber } from '../db/listen.ts';
 import { createCoalescedRunner } from '../util/coalesced-runner.ts';
-import type { ProjectorLog } from '../util/log.ts';
+import type { Log } from '../util/log.ts';
 import { hashKey, keyShapeProblem, keysVersion, loadKeySecrets, KEY_LENGTH, type KeyLimits, type KeySecretRecord } from './consumer-keys.ts';
 
 /**
@@ -67,7 +67,7 @@ export function keyOfHeader(value: string): string | KeyCheck {
   return problem === undefined ? token : malformed(problem);
 }
 
-export function createKeyTable(opts: { pool: Pool; connectionString: string; log?: ProjectorLog; pollMs?: number }): KeyTable {
+export function createKeyTable(opts: { pool: Pool; connectionString: string; log?: Log; pollMs?: number }): KeyTable {
   let byHash = new Map<string, { record: KeySecretRecord; key: ConsumerKey }>();
   let recent = new Map<string, { record: KeySecretRecord; key: ConsumerKey } | null>();
   let version = -1;

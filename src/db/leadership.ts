@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type { Queryable } from './pool.ts';
 import { PROJECTOR_LEADER_LOCK } from './locks.ts';
-import type { ProjectorLog } from '../util/log.ts';
+import type { Log } from '../util/log.ts';
 
 export const LEADER_APPLICATION_NAME = 'catalog-projector-leader';
 
@@ -36,7 +36,7 @@ export interface Leadership {
 }
 
 export interface LeadershipOptions {
-  log: ProjectorLog;
+  log: Log;
   onLost: () => void;
   /** The session-level advisory lock to hold; default the projector's. */
   lock?: number;

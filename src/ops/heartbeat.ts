@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import type { Queryable } from '../db/pool.ts';
 import { isDatabaseUnavailable } from '../db/unavailable.ts';
-import type { ProjectorLog } from '../util/log.ts';
+import type { Log } from '../util/log.ts';
 import { withDeadline } from '../util/deadline.ts';
 import { SERVICE_VERSION } from '../util/version.ts';
 
@@ -51,7 +51,7 @@ export function startHeartbeat(opts: {
   command: ProcessCommand;
   url?: string | undefined;
   state: () => HeartbeatState;
-  log: ProjectorLog;
+  log: Log;
   intervalMs?: number;
 }): Heartbeat {
   const id = randomUUID();

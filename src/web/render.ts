@@ -1,24 +1,13 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import type { VNode } from 'preact';
-import { NO_STORE, sendCacheable } from '../http/caching.ts';
+import { NO_STORE } from '../http/caching.ts';
 import { HTML_CONTENT_TYPE, renderPage } from '../http/html.ts';
-import { etagOf } from '../read/read-service.ts';
 
 /**
  * Turning a page into an HTTP answer. Every page goes through preact-render-to-string, which
  * escapes every text and attribute value; the only raw HTML on any page is a listing's
  * description, sanitized when it was written (see src/catalog/listings/sanitize-description.ts).
  */
-
-/**
- * A public page, the same for every visitor (the directory pages): ETag and the catalog's
- * Cache-Control, a bodiless 304 when the browser's copy is current. Such a page must be rendered
- * with `session={null}`: an edge would otherwise hand one maker's header to everyone.
- */
-export function sendPublicPage(request: FastifyRequest, reply: FastifyReply, page: VNode, cacheControl: string): FastifyReply {
-  const body = renderPage(page);
-  return sendCacheable(request, reply, { body, etag: etagOf(body) }, cacheControl, HTML_CONTENT_TYPE);
-}
 
 export interface PrivatePageOptions {
   /** Default 200. */

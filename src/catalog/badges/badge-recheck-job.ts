@@ -1,6 +1,6 @@
 import { createLeadership } from '../../db/leadership.ts';
 import { BADGE_RECHECK_LEADER_LOCK } from '../../db/locks.ts';
-import type { ProjectorLog } from '../../util/log.ts';
+import type { Log } from '../../util/log.ts';
 import type { Mailer } from '../../auth/mailer.ts';
 import type { Pool } from '../../db/pool.ts';
 import type { SiteFetcher } from '../../sites/safe-fetch.ts';
@@ -28,7 +28,7 @@ export interface BadgeRecheckJobOptions {
   readonly fetcher: SiteFetcher;
   readonly urls: ListingUrls;
   readonly mailer: Mailer;
-  readonly log: ProjectorLog;
+  readonly log: Log;
   readonly intervalMs?: number;
   readonly jitterMs?: number;
   readonly concurrency?: number;
