@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,51 +11,41 @@ import { describe, expect, it } from 'vitest';
  */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-/** The floors, top first: a folder may import only folders listed after it. */
-const FLOORS = [
-  'src/cli.ts',
-  'src/cli',
-  'src/service.ts',
-  'src/app.ts',
-  'src/mcp',
-  'src/web',
-  'src/http',
-  'src/ops',
-  'projector',
-  'src/demo',
-  'src/payments',
-  'src/catalog',
-  'src/read',
-  'src/auth',
-  'src/search',
-  'src/db',
-  'src/util',
-  'src/config',
-  'src/sites',
-  'src/contract',
-  'src/money',
-];
+const MAP = codeMapSection(readFileSync(path.join(ROOT, 'ARCHITECTURE.md'), 'utf8'));
 
-/** ARCHITECTURE.md's "May import" column: the complete list for each folder (from the service down). */
-const MAY_IMPORT: Record<string, readonly string[]> = {
-  'src/mcp': ['src/read', 'src/catalog', 'src/auth', 'src/http', 'src/money', 'src/db', 'src/contract', 'src/config', 'src/util'],
-  'src/web': ['src/read', 'src/catalog', 'src/auth', 'src/payments', 'src/http', 'src/sites', 'src/money', 'src/db', 'src/contract', 'src/util'],
-  'src/http': ['src/read', 'src/auth', 'src/payments', 'src/db', 'src/contract', 'src/config', 'src/util'],
-  'src/payments': ['src/catalog', 'src/auth', 'src/money', 'src/db', 'src/config', 'src/contract'],
-  'src/demo': ['src/catalog'],
-  'src/ops': ['projector/lag.ts', 'src/db', 'src/util', 'src/config'],
-  projector: ['src/read', 'src/search', 'src/db', 'src/contract', 'src/util', 'src/catalog/listings/listing-rules.ts'],
-  'src/catalog': ['src/auth', 'src/sites', 'src/db', 'src/money', 'src/contract', 'src/util'],
-  'src/read': ['src/search', 'src/db', 'src/contract', 'src/util'],
-  'src/auth': ['src/sites', 'src/db', 'src/config', 'src/contract', 'src/util'],
-  'src/search': ['src/config', 'src/util'],
-  'src/db': ['src/config', 'src/util'],
-  'src/util': ['src/config'],
-  'src/sites': ['src/contract'],
-  'src/config': ['src/money'],
-  'src/contract': [],
-  'src/money': [],
-};
+/** ARCHITECTURE.md's "## Code map" section, up to the next heading of its level. */
+function codeMapSection(markdown: string): string {
+  const start = markdown.indexOf('\n## Code map\n');
+  if (start < 0) throw new Error('ARCHITECTURE.md has no "## Code map" section');
+  const end = markdown.indexOf('\n## ', start + 1);
+  return markdown.slice(start, end < 0 ? undefined : end);
+}
+
+/** The paths a cell names in backticks, without a folder's trailing slash. */
+function named(cell: string): string[] {
+  return [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1]!.replace(/\/$/, ''));
+}
+
+/** The code map's table: one row per room, top first, with its "May import" cell. */
+const ROWS = MAP.split('\n')
+  .filter((line) => line.startsWith('| `'))
+  .map((line) => {
+    const [rooms = '', , mayImport = ''] = line.split('|').slice(1).map((cell) => cell.trim());
+    return { rooms: named(rooms), mayImport };
+  });
+
+/** The floors, top first: a room may import only rooms listed after it. */
+const FLOORS = ROWS.flatMap((row) => row.rooms);
+
+/**
+ * The "May import" column: the complete list for each room, as the paths its cell names; a cell
+ * that begins with "anything" (the command, the process, the composition) lists no limit but the floors.
+ */
+const MAY_IMPORT: Record<string, readonly string[]> = Object.fromEntries(
+  ROWS.filter((row) => !row.mayImport.startsWith('anything') && !row.mayImport.startsWith('`src/http`, `src/mcp`, `src/web` and what they need')).flatMap((row) =>
+    row.rooms.map((room) => [room, named(row.mayImport)]),
+  ),
+);
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
@@ -83,6 +74,33 @@ function roomOf(file: string): string {
 }
 
 describe('the code map', () => {
+  it('is read from ARCHITECTURE.md: every room with its floor and its list', () => {
+    expect(FLOORS.slice(0, 4)).toEqual(['src/cli.ts', 'src/cli', 'src/service.ts', 'src/app.ts']);
+    expect(FLOORS).toContain('projector');
+    expect(MAY_IMPORT['src/contract']).toEqual([]);
+    expect(MAY_IMPORT['src/ops']).toContain('projector/lag.ts');
+    for (const [room, allowed] of Object.entries(MAY_IMPORT)) {
+      for (const target of allowed) expect(FLOORS.indexOf(roomOf(target)), `${room} may import ${target}`).toBeGreaterThan(FLOORS.indexOf(room));
+    }
+  });
+
+  it('names every folder of src/ and every top-level folder', () => {
+    const tracked = execFileSync('git', ['ls-files'], { cwd: ROOT, encoding: 'utf8' }).split('\n').filter(Boolean);
+    const folders = new Set<string>();
+    for (const file of tracked) {
+      const parts = file.split('/');
+      if (parts.length > 1 && !parts[0]!.startsWith('.')) folders.add(parts[0]!);
+      if (parts[0] === 'src' && parts.length > 2) folders.add(`src/${parts[1]}`);
+    }
+    const mentioned = new Set(named(MAP));
+    expect([...folders].filter((folder) => !mentioned.has(folder)).sort()).toEqual([]);
+  });
+
+  it('reads the environment in src/config, and only where ARCHITECTURE.md says why elsewhere', () => {
+    const elsewhere = FILES.filter((file) => !file.startsWith('src/config/') && /\bprocess\.env\b/.test(SOURCES.get(file)!));
+    expect(elsewhere.sort()).toEqual(['src/cli/common.ts', 'src/cli/mcp.ts', 'src/cli/run-service.ts', 'src/util/tracing-sdk.ts', 'src/util/tracing.ts']);
+  });
+
   it('every source file belongs to a room of the code map', () => {
     for (const file of FILES) expect(() => roomOf(file)).not.toThrow();
   });
