@@ -9,7 +9,7 @@ import type { Caller } from './caller.ts';
  * authorization server: verified locally (signature, issuer, audience = the MCP URL, expiry,
  * type at+jwt), then its grant is looked up, so a disconnected app is refused from the very next
  * call, in every process. A request without a token is anonymous; a request WITH a token that is
- * not valid is refused, never served as anonymous (spec section 5, rule 4).
+ * not valid is refused, never served as anonymous (a credential is never ignored).
  */
 export type TokenCheck =
   | { ok: true; caller: Caller }

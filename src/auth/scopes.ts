@@ -1,5 +1,5 @@
 /**
- * The scopes of spec section 5, and what each lets a connected app do, in the words the consent
+ * The OAuth scopes a connected app may be granted, and what each lets it do, in the words the consent
  * page and the Connected apps page use.
  */
 export const SCOPES = ['listings:read', 'listings:write', 'offline_access'] as const;
@@ -15,7 +15,7 @@ export const SCOPE_MEANINGS: Record<Scope, string> = {
   offline_access: 'Stay connected until you disconnect it, renewing its access without asking you again.',
 };
 
-/** What no connected app can ever do, whatever it is granted (spec section 5, rule 5). */
+/** What no connected app can ever do, whatever it is granted: no scope reaches these. */
 export const NEVER_ALLOWED: readonly string[] = [
   'pay for anything: payment always happens in your browser, at the payment provider',
   'publish a listing without the automatic check',

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * The public objects of the catalog (spec section 2), in one place. The same schemas shape the
+ * The public objects of the catalog, in one place. The same schemas shape the
  * documents the projector stores, produce the OpenAPI document, and are the MCP tools' schemas.
  * Every object is strict: no field beyond the spec, ever.
  */
@@ -134,7 +134,7 @@ export type ValidationIssue = z.infer<typeof validationIssueSchema>;
 export type Change = z.infer<typeof changeSchema>;
 export type ChangePage = z.infer<typeof changePageSchema>;
 
-// ---- request parameters (spec sections 4 and 8) ----
+// ---- request parameters: their bounds are the public API's limits ----
 
 export const SEARCH_LIMITS = {
   qMin: 2,

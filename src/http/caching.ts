@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /**
- * HTTP caching of read answers (spec section 8: an edge may serve a response for up to five
- * minutes, so a listing change takes up to that long to show).
+ * HTTP caching of read answers (an edge may serve a response for up to five minutes, so a
+ * listing change takes up to that long to show through one).
  *
  * - Shared caches (CDN, proxy) keep a 200 for `s-maxage` = CACHE_MAX_AGE_SECONDS (at most 300).
  * - Browsers keep it for at most a minute, then revalidate with If-None-Match and get a bodiless

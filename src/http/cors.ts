@@ -2,7 +2,7 @@ import cors from '@fastify/cors';
 import type { FastifyInstance } from 'fastify';
 
 /**
- * Cross-origin access to the REST API (spec section 1): any origin, no credentials. The
+ * Cross-origin access to the REST API, which is public: any origin, no credentials. The
  * response headers a browser script needs (validators, caching, rate limits, request id) are
  * exposed. Because the allowed origin is the constant `*`, answers do not vary by Origin and
  * carry no `Vary: Origin`, which keeps edge caches to one copy per URL.

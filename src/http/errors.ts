@@ -7,7 +7,7 @@ import { ErrorCode, type ErrorBody } from '../contract/schemas.ts';
 import { NO_STORE } from './caching.ts';
 
 /**
- * Every error leaves the service as the public Error object (spec section 7): `{code, message}`,
+ * Every error leaves the service as the public Error object: `{code, message}`,
  * plus `data.issues` on a 400. Fastify's own failures (malformed body, unknown route, payload too
  * large, a crash) are mapped onto the same object, so a client never sees HTML, a stack trace or
  * an internal message.

@@ -22,7 +22,7 @@ import { BROTLI_QUALITY, GZIP_LEVEL } from './export-stream.ts';
 import { DEFAULT_CHANGES_PER_MINUTE, DEFAULT_EXPORT_PER_MINUTE } from './rate-limit.ts';
 
 /**
- * The machine-readable description of the REST API (spec section 9): OpenAPI 3.1, version
+ * The machine-readable description of the REST API: OpenAPI 3.1, version
  * 1.0.0. The object schemas are generated from the contract's zod schemas, the very schemas the
  * projector serializes every product through, so the document cannot drift from the answers.
  * Parameter constraints come from the same constants the validation uses (SEARCH_LIMITS,

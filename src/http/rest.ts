@@ -37,7 +37,7 @@ const GET_ONLY_PATHS = ['/search', '/categories', '/products', '/products/:slug'
 const KNOWN_PATH = /^\/(search|categories|products(\/[^/]*)?|export|changes|openapi\.json|docs)\/?$/;
 
 /**
- * The REST API under /api/v1 (spec section 4): thin handlers over the read service. Bodies are
+ * The REST API under /api/v1: thin handlers over the read service. Bodies are
  * the read service's JSON text, sent as they are (never parsed and re-serialized); validation
  * goes through the same parsers as the MCP tools, so both reject the same input with the same
  * issues. Fastify's own schema validation is not used: its error body is not ours.

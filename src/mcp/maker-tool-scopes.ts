@@ -1,7 +1,7 @@
 import type { Scope } from '../auth/scopes.ts';
 
 /**
- * The scopes each maker tool needs (spec section 5). submit_product needs none: without
+ * The scopes each maker tool needs. submit_product needs none: without
  * listings:write it saves a private draft instead. Checked before the request reaches the MCP
  * server (mcp-auth.ts), so a client gets 401 or 403 with a challenge it can act on.
  */

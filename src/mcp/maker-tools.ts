@@ -18,7 +18,7 @@ import { argumentsSchema } from './tool-schemas.ts';
 import { errorResult, jsonResult } from './tool-result.ts';
 
 /**
- * The five maker tools of spec section 4. They call the catalog's commands (src/catalog), the
+ * The five maker tools. They call the catalog's commands (src/catalog), the
  * same ones the maker pages call; they never write a table themselves. Each answers a JSON
  * object (structuredContent, and the same JSON as text; no output schema is advertised, to keep
  * `tools/list` small: docs/decisions.md);

@@ -8,7 +8,7 @@ import { SCOPES, type Scope } from '../auth/scopes.ts';
  * - no Authorization header: anonymous (the read tools and submit_product need no sign-in);
  * - a token that is expired, revoked, for another audience or malformed: 401 with a
  *   `WWW-Authenticate: Bearer` challenge naming the resource metadata; such a request is never
- *   served as anonymous (spec section 5, rule 4);
+ *   served as anonymous (a credential is never ignored);
  * - a token in the query string: refused, tokens go in the Authorization header only;
  * - a tools/call of a maker tool: its scopes are checked here, so a client gets the HTTP status
  *   its OAuth layer acts on: 401 (sign in) or 403 insufficient_scope naming every scope needed

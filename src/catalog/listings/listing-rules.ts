@@ -143,7 +143,7 @@ export function blocklistEntryFor(host: string, blocklist: readonly string[]): s
 }
 
 // ---------------------------------------------------------------------------------------------
-// Draft limits (spec section 8)
+// Draft limits: at most DRAFTS_PER_IP drafts per client address in DRAFT_WINDOW_MS
 
 export const DRAFT_WINDOW_MS = 24 * 60 * 60 * 1000;
 export const DRAFTS_PER_IP = 5;
@@ -192,7 +192,7 @@ export function claimState(draft: { claimedAt: Date | null; expiresAt: Date }, n
 
 export type UpgradeDecision = { allowed: true } | { allowed: false; message: string };
 
-/** Only a live listing on the free plan can be upgraded (spec section 3). */
+/** Only a live listing on the free plan can be upgraded. */
 export function decideUpgrade(state: ListingState): UpgradeDecision {
   if (state.plan === 'premium') return { allowed: false, message: 'This listing is already on the premium plan.' };
   if (state.status !== 'live') return { allowed: false, message: 'Only a live listing can be upgraded to the premium plan; this one is not live.' };

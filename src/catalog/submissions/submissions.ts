@@ -15,7 +15,7 @@ import { makersListingOfSite } from '../listings/maker-listings.ts';
 import { freeSlug, slugFromName } from '../listings/slugs.ts';
 
 /**
- * Submitting a product (spec section 3): through submit_product, or through the submission form
+ * Submitting a product: through submit_product, or through the submission form
  * a maker reaches from a claim link or the dashboard.
  *
  * - Without listings:write (or without sign-in), submit_product saves a private draft and

@@ -9,8 +9,9 @@ import { startTestStack, type TestStack } from '../../helpers/stack.ts';
 /**
  * The five maker tools through the official MCP SDK client, over real HTTP, against makers'
  * sites served on loopback under real-looking names (an injected resolver maps them to
- * 127.0.0.1; nothing leaves the machine). Every row of spec section 3 that an MCP client can
- * drive, the limits of section 8 at their boundaries, scopes, other makers' listings, bad input,
+ * 127.0.0.1; nothing leaves the machine). Every maker action an MCP client can drive (submit,
+ * update, list, upgrade, delete), the draft and field limits at their boundaries, scopes, other
+ * makers' listings, bad input,
  * and writes reaching REST through the projector.
  */
 let stack: TestStack;
