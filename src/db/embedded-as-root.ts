@@ -75,6 +75,11 @@ async function postgresUser(): Promise<PostgresUser> {
   }
 }
 
+/** A program's last three lines of output, on one line. */
+function lastLines(output: string): string {
+  return output.trim().split('\n').slice(-3).join(' ');
+}
+
 function firstLine(err: unknown): string {
   const e = err as { stderr?: string; message?: string };
   return (e.stderr?.trim() || e.message || String(err)).split('\n')[0]!;
@@ -217,25 +222,27 @@ export class PostgresAsRoot {
       child.stderr!.on('data', collect);
       await new Promise<void>((resolve, reject) => {
         child.once('error', reject);
-        child.once('close', (code, signal) => (code === 0 ? resolve() : reject(new Error(`initdb failed (${code ?? signal}): ${output.trim().split('\n').slice(-3).join(' ')}`))));
+        child.once('close', (code, signal) => (code === 0 ? resolve() : reject(new Error(`initdb failed (${code ?? signal}): ${lastLines(output)}`))));
       });
     } finally {
       await unlink(passwordFile).catch(() => undefined);
     }
   }
 
-  /** Starts the server; resolves once it accepts connections. */
+  /** Starts the server; resolves once it accepts connections, or fails with its last words. */
   async start(): Promise<void> {
     const child = this.spawnAsPostgres('postgres', ['-D', this.opts.run.dataDir, '-p', String(this.opts.port), ...this.opts.postgresFlags]);
     this.process = child;
     child.stdout!.resume();
+    let said = '';
     await new Promise<void>((resolve, reject) => {
       child.once('error', reject);
-      child.once('exit', (code, signal) => reject(new Error(`the server exited (${code ?? signal})`)));
+      child.once('exit', (code, signal) => reject(new Error(`the server exited (${code ?? signal}): ${lastLines(said)}`)));
       // Read for as long as the server runs: a pipe left full would stop it.
       child.stderr!.on('data', (chunk: Buffer) => {
         const message = chunk.toString();
         this.opts.onLog(message);
+        said = (said + message).slice(-2000);
         if (message.includes('database system is ready to accept connections')) resolve();
       });
     });
