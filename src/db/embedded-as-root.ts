@@ -33,7 +33,7 @@ export const RELOCATED_DATA = '/var/lib/catalog-service';
 
 const run = promisify(execFile);
 
-export interface PostgresUser {
+interface PostgresUser {
   readonly uid: number;
   readonly gid: number;
 }
