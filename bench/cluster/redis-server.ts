@@ -21,8 +21,9 @@ export interface RedisServer {
   start(): Promise<void>;
 }
 
-export function hasRedisServer(): boolean {
-  return spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
+/** Whether `redis-server` runs from the PATH (of `env`, by default this process's). */
+export function hasRedisServer(env: NodeJS.ProcessEnv = process.env): boolean {
+  return spawnSync('redis-server', ['--version'], { stdio: 'ignore', env }).status === 0;
 }
 
 export async function freeLoopbackPort(): Promise<number> {

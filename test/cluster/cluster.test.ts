@@ -7,10 +7,10 @@ import { startCluster, type Cluster } from '../../bench/cluster/cluster.ts';
 import { startClusterDatabase, type ClusterDatabase } from '../../bench/cluster/database.ts';
 import { allReady, budgetsShared, databaseFreeze, databaseRestart, killAndRestartApi, killLeadingProjector, redisFreeze, redisOutage, until, watchLeaderLocks } from '../../bench/cluster/faults.ts';
 import { startMakerSites, type MakerSites } from '../../bench/cluster/maker-sites.ts';
-import { hasRedisServer, startRedisServer, type RedisServer } from '../../bench/cluster/redis-server.ts';
 import { closeAgents, makerAgents, newLedger, runMakerWorkload, type Ledger, type MakerAgent } from '../../bench/cluster/workload.ts';
 import { formEntries, typed } from '../helpers/maker-pages.ts';
 import { runCatalogCommand } from '../helpers/review.ts';
+import { skipWithoutRedisServer, startTestRedis, type RedisServer } from '../helpers/redis.ts';
 
 /**
  * The service as a cluster, under faults: three `catalog api` and two `catalog projector`
@@ -22,8 +22,7 @@ import { runCatalogCommand } from '../helpers/review.ts';
  */
 const RUN = randomBytes(3).toString('hex');
 // Without redis-server the cluster cannot run: skipped with one line, except under CI, where it fails.
-const skip = !hasRedisServer() && process.env.CI !== 'true';
-if (skip) console.log('redis-server not found (apt-get install redis-server): skipping the cluster tests');
+const skip = skipWithoutRedisServer('the cluster tests');
 
 let database: ClusterDatabase | undefined;
 let redis: RedisServer | undefined;
@@ -36,8 +35,7 @@ const figures: Record<string, unknown> = {};
 
 beforeAll(async () => {
   if (skip) return;
-  if (!hasRedisServer()) throw new Error('redis-server not found: the cluster tests need it (apt-get install redis-server)');
-  [database, redis, sites] = await Promise.all([startClusterDatabase(), startRedisServer(), startMakerSites()]);
+  [database, redis, sites] = await Promise.all([startClusterDatabase(), startTestRedis(), startMakerSites()]);
   const db = database;
   const makerSites = sites;
   cluster = await startCluster({

@@ -5,7 +5,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startClusterDatabase, type ClusterDatabase } from '../../bench/cluster/database.ts';
 import { freezeTree, type Freeze } from '../../bench/cluster/freeze.ts';
 import { startPausableProxy, type PausableProxy } from '../../bench/cluster/pausable-proxy.ts';
-import { hasRedisServer, startRedisServer, type RedisServer } from '../../bench/cluster/redis-server.ts';
 import type { MailMessage } from '../../src/auth/mailer.ts';
 import { importCatalog } from '../../src/catalog/import/import-catalog.ts';
 import { loadConfig } from '../../src/config/config.ts';
@@ -16,6 +15,7 @@ import { formEntries, post, typed, type Entries } from '../helpers/maker-pages.t
 import { makerToken, type Browser } from '../helpers/oauth.ts';
 import { freePort, type TestStack } from '../helpers/stack.ts';
 import { seedFixtureCatalog, LIVE_SLUGS_NEWEST_FIRST } from '../helpers/fixtures.ts';
+import { skipWithoutRedisServer, startTestRedis, type RedisServer } from '../helpers/redis.ts';
 
 /**
  * A database or a Redis that freezes rather than stops, under a little load: a PostgreSQL of
@@ -32,8 +32,7 @@ const FREEZE_MS = 7_000;
 
 // Without redis-server there is no Redis of the file's own to freeze: skipped with one line,
 // except under CI, where it fails.
-const skip = !hasRedisServer() && process.env.CI !== 'true';
-if (skip) console.log('redis-server not found (apt-get install redis-server): skipping the partition tests');
+const skip = skipWithoutRedisServer('the partition tests');
 
 interface Maker {
   email: string;
@@ -75,8 +74,7 @@ const redisDetails: string[] = [];
 
 describe.skipIf(skip)('a PostgreSQL or a Redis that freezes, under load', () => {
   beforeAll(async () => {
-    if (!hasRedisServer()) throw new Error('redis-server not found: the partition tests need it (apt-get install redis-server)');
-    [database, redis] = await Promise.all([startClusterDatabase(), startRedisServer()]);
+    [database, redis] = await Promise.all([startClusterDatabase(), startTestRedis()]);
     proxy = await startPausableProxy({ host: '127.0.0.1', port: Number(new URL(database.url).port) });
     await migrate(database.url);
     direct = createPool(database.url, { max: 2, applicationName: 'partitions test' });

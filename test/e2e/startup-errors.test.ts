@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
-import { chmod, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { RELOCATED_DATA } from '../../src/db/embedded-as-root.ts';
 
 /**
  * `catalog serve`, `api` and `projector` that cannot start say why in one line on stderr,
@@ -109,22 +110,48 @@ describe('a port in use', () => {
 });
 
 describe('a data folder the embedded PostgreSQL cannot use', () => {
-  it.skipIf(process.getuid?.() !== 0)('as root: names the folder the postgres user cannot enter, and the fix, which works', { timeout: 60_000 }, async () => {
+  const asRoot = process.getuid?.() === 0;
+
+  it.skipIf(!asRoot)('as root, in a folder closed to postgres: keeps the data under /var/lib/catalog-service, linked from DIR/pg', { timeout: 60_000 }, async () => {
     // mkdtemp makes the folder 0700, owned by root: the postgres user may not enter it.
     const parent = await mkdtemp(path.join(os.tmpdir(), 'catalog-startup-'));
     dirs.push(parent);
     expect((await stat(parent)).mode & 0o777).toBe(0o700);
     const dataDir = path.join(parent, 'data');
+    const first = await catalog(['migrate', '--data-dir', dataDir], {});
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toContain('applied migration');
+    const target = await readlink(path.join(dataDir, 'pg'));
+    dirs.push(target);
+    expect(path.dirname(target)).toBe(RELOCATED_DATA);
+    const folder = await stat(target);
+    expect(folder.mode & 0o777).toBe(0o700);
+    expect(folder.uid).not.toBe(0);
+    // The next start finds the same data through the link.
+    const second = await catalog(['migrate', '--data-dir', dataDir], {});
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toContain('database is up to date');
+    expect(await readlink(path.join(dataDir, 'pg'))).toBe(target);
+  });
+
+  it.skipIf(!asRoot)('as root: names the folder above existing data that postgres cannot enter, and the fix, which works', { timeout: 60_000 }, async () => {
+    const parent = await mkdtemp(path.join(os.tmpdir(), 'catalog-startup-'));
+    dirs.push(parent);
+    const dataDir = path.join(parent, 'data');
+    // Data made while postgres could pass through the parent; then the parent is closed to it.
+    await chmod(parent, 0o701);
+    const made = await catalog(['migrate', '--data-dir', dataDir], {});
+    expect(made.code, made.stderr).toBe(0);
+    await chmod(parent, 0o700);
     for (const command of ['serve', 'projector']) {
       const outcome = await catalog([command, '--data-dir', dataDir], { PORT: '0' });
       const line = oneLine(outcome);
       expect(outcome.code).toBe(1);
       expect(line).toBe(
-        `catalog: the embedded PostgreSQL runs as the system user postgres when catalog runs as root, and postgres cannot enter ${parent}: let it in (chmod o+x ${parent}), choose a data folder it can reach (--data-dir or DATA_DIR, e.g. /var/lib/catalog), or run catalog as another user`,
+        `catalog: the embedded PostgreSQL runs as the system user postgres when catalog runs as root, and postgres cannot enter ${parent}, above its data in ${path.join(dataDir, 'pg')}: let it in (chmod o+x ${parent}), move the data to a folder it can reach (--data-dir or DATA_DIR, e.g. /var/lib/catalog), or run catalog as another user`,
       );
-      expect(outcome.stdout).not.toContain('Permission denied');
     }
-    // Doing what the line says is enough: the server is made, started and migrated.
+    // Doing what the line says is enough: the same data is started again.
     await chmod(parent, 0o701);
     const fixed = await catalog(['migrate', '--data-dir', dataDir], {});
     expect(fixed.code, fixed.stderr).toBe(0);

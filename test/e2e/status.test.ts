@@ -3,12 +3,13 @@ import { createInterface } from 'node:readline';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freeLoopbackPort, hasRedisServer, startRedisServer, type RedisServer } from '../../bench/cluster/redis-server.ts';
+import { freeLoopbackPort } from '../../bench/cluster/redis-server.ts';
 import { listMigrations } from '../../src/db/migrate.ts';
 import { startApiProcess, type ApiProcess } from '../helpers/api-process.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { FIXTURE_IDS, seedFixtureCatalog } from '../helpers/fixtures.ts';
 import { updateListing } from '../helpers/write-model.ts';
+import { skipWithoutRedisServer, startTestRedis, type RedisServer } from '../helpers/redis.ts';
 
 /**
  * `catalog status` against a small cluster of real processes on the test's own database and
@@ -22,8 +23,7 @@ const HOST = os.hostname();
 
 // Without redis-server there is no Redis of the file's own to stop: skipped with one line,
 // except under CI, where it fails.
-const skip = !hasRedisServer() && process.env.CI !== 'true';
-if (skip) console.log('redis-server not found (apt-get install redis-server): skipping the status tests');
+const skip = skipWithoutRedisServer('the status tests');
 
 let db: TestDatabase;
 let redis: RedisServer;
@@ -114,7 +114,7 @@ beforeAll(async () => {
   if (skip) return;
   db = await createTestDatabase();
   await seedFixtureCatalog(db.pool);
-  redis = await startRedisServer();
+  redis = await startTestRedis();
   leader = startProjector();
   await leader.running;
   standby = startProjector();

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { lstat, mkdtemp, readdir, readFile, readlink, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -15,16 +15,60 @@ declare module 'vitest' {
   }
 }
 
+/** The embedded server's folder of each run: `<tmp>/catalog-test-pg-XXXXXX`, removed at its end. */
+const RUN_FOLDER = 'catalog-test-pg-';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Removes a run's folder, and the server's data folder where it is a link to one elsewhere (as root: src/db/embedded-as-root.ts). */
+async function removeRunFolder(dir: string): Promise<void> {
+  const pg = path.join(dir, 'pg');
+  if ((await lstat(pg).catch(() => undefined))?.isSymbolicLink()) await rm(path.resolve(dir, await readlink(pg)), { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true });
+}
+
 /**
- * One PostgreSQL for the whole run: TEST_DATABASE_URL when set (CI), else an embedded server.
+ * The folders of earlier runs that were killed outright (the process that started their server
+ * is gone): the server left running there is stopped (PostgreSQL's fast shutdown) and the folder
+ * removed. A run that ends normally, or by a signal, leaves nothing behind.
+ */
+async function removeLeftovers(): Promise<void> {
+  for (const name of await readdir(os.tmpdir())) {
+    if (!name.startsWith(RUN_FOLDER)) continue;
+    const dir = path.join(os.tmpdir(), name);
+    const owner = Number((await readFile(path.join(dir, 'pg-owner.pid'), 'utf8').catch(() => '')).trim());
+    if (!Number.isInteger(owner) || owner <= 0 || alive(owner)) continue;
+    const server = Number((await readFile(path.join(dir, 'pg', 'postmaster.pid'), 'utf8').catch(() => '')).split('\n')[0]);
+    if (Number.isInteger(server) && server > 0 && alive(server)) {
+      process.kill(server, 'SIGINT');
+      for (let i = 0; i < 200 && alive(server); i++) await new Promise((r) => setTimeout(r, 50));
+    }
+    await removeRunFolder(dir);
+  }
+}
+
+/**
+ * One PostgreSQL for the whole run: TEST_DATABASE_URL when set (a developer's own server), else
+ * an embedded server of the run's own in a new temporary folder. Runs at the same time on one
+ * machine never share that server, so the end of one cannot stop another's database.
  * A migrated template database is made once; each test file clones it (see db.ts), so files
  * run in parallel on databases of their own.
  */
 export default async function setup(project: TestProject) {
   let embedded: EmbeddedDatabase | undefined;
+  let runFolder: string | undefined;
   let adminUrl = process.env.TEST_DATABASE_URL;
   if (!adminUrl) {
-    embedded = await startEmbeddedPostgres(path.join(os.tmpdir(), 'catalog-test-pg'));
+    await removeLeftovers();
+    runFolder = await mkdtemp(path.join(os.tmpdir(), RUN_FOLDER));
+    embedded = await startEmbeddedPostgres(runFolder);
     adminUrl = embedded.connectionString;
   }
   const hash = createHash('sha256');
@@ -59,6 +103,12 @@ export default async function setup(project: TestProject) {
   project.provide('runId', runId);
 
   return async () => {
+    // The run's own server goes with its folder, databases and all.
+    if (embedded) {
+      await embedded.stop();
+      await removeRunFolder(runFolder!);
+      return;
+    }
     const c = new pg.Client({ connectionString: adminUrl });
     await c.connect();
     const dbs = await c.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname LIKE $1', [`catalog_t_${runId}_%`]);
@@ -66,6 +116,5 @@ export default async function setup(project: TestProject) {
       await c.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`).catch(() => undefined);
     }
     await c.end();
-    await embedded?.stop();
   };
 }

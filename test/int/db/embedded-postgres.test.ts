@@ -1,16 +1,17 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, readlink, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config/config.ts';
+import { BINARY_CACHE } from '../../../src/db/embedded-as-root.ts';
 import { startEmbeddedPostgres } from '../../../src/db/embedded.ts';
 import { openDatabase } from '../../../src/db/open.ts';
 
 /**
  * The default mode: no DATABASE_URL, a real PostgreSQL started from the npm package with its
  * data in a folder. Here the tests may run as root, which PostgreSQL refuses; the embedded
- * server then runs as the system user postgres.
+ * server then runs as the system user postgres, from root's copy of the programs.
  */
 let dataDir: string;
 beforeAll(async () => {
@@ -61,6 +62,27 @@ describe('embedded PostgreSQL', () => {
       expect(await scalar<string>(database.connectionString, 'SELECT note FROM kept')).toBe('written before the restart');
     } finally {
       await database.close();
+    }
+  });
+
+  it.skipIf(process.getuid?.() !== 0)('as root: runs as the user postgres, from a copy of the programs only root may change', { timeout: 180_000 }, async () => {
+    const server = await startEmbeddedPostgres(dataDir);
+    try {
+      const pid = Number((await readFile(path.join(dataDir, 'pg', 'postmaster.pid'), 'utf8')).split('\n')[0]);
+      const program = await readlink(`/proc/${pid}/exe`);
+      expect(path.dirname(path.dirname(path.dirname(program)))).toBe(BINARY_CACHE);
+      expect(program).toMatch(/\/postgres-\d[^/]*-linux-[^/]+\/bin\/postgres$/);
+      const uid = Number(/^Uid:\s+(\d+)/m.exec(await readFile(`/proc/${pid}/status`, 'utf8'))![1]);
+      expect(uid).toBe((await stat(path.join(dataDir, 'pg'))).uid);
+      expect(uid).not.toBe(0);
+      for (const folder of [BINARY_CACHE, path.dirname(path.dirname(program)), path.dirname(program)]) {
+        const s = await stat(folder);
+        expect(s.uid, folder).toBe(0);
+        expect(s.mode & 0o777, folder).toBe(0o755);
+      }
+      expect((await stat(program)).mode & 0o777).toBe(0o755);
+    } finally {
+      await server.stop();
     }
   });
 });

@@ -13,17 +13,17 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasRedisServer, startRedisServer, type RedisServer } from '../../../bench/cluster/redis-server.ts';
 import { changeKey, createKey, keyUsage, newKey, revokeKey, rotateKey, utcDay, type KeyLimits } from '../../../src/auth/consumer-keys.ts';
 import { loadConfig } from '../../../src/config/config.ts';
 import { startService, type RunningService } from '../../../src/service.ts';
 import { LIVE_SLUGS_NEWEST_FIRST } from '../../helpers/fixtures.ts';
 import { makerToken } from '../../helpers/oauth.ts';
+import { skipWithoutRedisServer, startTestRedis, type RedisServer } from '../../helpers/redis.ts';
 import { startTestStack, type TestStack } from '../../helpers/stack.ts';
 import { uniqueIp } from './rest-support.ts';
 
-const ownRedis = hasRedisServer();
-if (!ownRedis) console.log('redis-server not found: the shared budgets use REDIS_URL (or 127.0.0.1:6379), and usage there is not checked');
+// Every part of the file runs beside the processes sharing Redis: all of it is skipped without redis-server.
+const skip = skipWithoutRedisServer('the consumer key tests');
 
 let redis: RedisServer | undefined;
 /** Two API processes sharing Redis (`stack` also runs the projector and the OAuth flow), and one keeping budgets in memory. */
@@ -37,8 +37,8 @@ let redisB: string;
 let inMemory: string;
 
 beforeAll(async () => {
-  redis = ownRedis ? await startRedisServer() : undefined;
-  const REDIS_URL = redis?.url ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  redis = await startTestRedis();
+  const REDIS_URL = redis.url;
   stack = await startTestStack({ realPublicUrl: true, env: { REDIS_URL, TRUST_PROXY: 'true' } });
   const c = stack.service.config;
   // Every process has the first one's PUBLIC_URL, as behind one proxy: a maker's token is good on each.
@@ -212,7 +212,7 @@ function mcpPost(base: string, headers: Record<string, string | string[]>, tool 
 
 // ---------------------------------------------------------------------------------------------
 
-describe('one process, budgets in memory', () => {
+describe.skipIf(skip)('one process, budgets in memory', () => {
   it('a key spends its own search budget: 40 × 200 with its limit in the headers, then 429; the address keeps its own', async () => {
     const { key } = await makeKey({ search: 40 });
     const ip = uniqueIp();
@@ -395,7 +395,7 @@ describe('one process, budgets in memory', () => {
   });
 });
 
-describe('MCP', () => {
+describe.skipIf(skip)('MCP', () => {
   it('a key\'s read-tool calls spend its budget, one budget with REST, with its limit in the headers', async () => {
     const { key } = await makeKey({ search: 6 });
     const ip = uniqueIp();
@@ -472,7 +472,7 @@ describe('MCP', () => {
   });
 });
 
-describe('two processes sharing Redis', () => {
+describe.skipIf(skip)('two processes sharing Redis', () => {
   it('a key\'s search budget of 40 is one, spent alternately on both: exact counts, then 429 on each', async () => {
     const { key } = await makeKey({ search: 40 });
     const ip = uniqueIp();
@@ -579,7 +579,7 @@ describe('two processes sharing Redis', () => {
   });
 });
 
-describe('usage', () => {
+describe.skipIf(skip)('usage', () => {
   it('equals what the client saw answered, by family and refused, across the three processes and MCP', async () => {
     const { name, key } = await makeKey({ search: 4, other: 9, export: 1, changes: 2 });
     const seen = { search: 0, other: 0, export: 0, changes: 0, refused: 0 };
@@ -633,7 +633,7 @@ describe('usage', () => {
     const days = (await keyUsage(stack.db.pool, { name, days: 2 })).keys[0]!.days;
     const total = { search: 0, other: 0, export: 0, changes: 0, refused: 0 };
     for (const d of days) for (const column of Object.keys(total) as Array<keyof typeof total>) total[column] += d[column];
-    if (ownRedis) expect(total).toEqual(seen);
+    expect(total).toEqual(seen);
     // Moved to PostgreSQL once: flushing again adds nothing.
     await Promise.all([stack.service.usageRecorder.flush(), second.usageRecorder.flush(), memory.usageRecorder.flush()]);
     const after = (await keyUsage(stack.db.pool, { name, days: 2 })).keys[0]!.days;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startTestStack, type TestStack } from '../../helpers/stack.ts';
 import { alertRules, dashboardExprs, exposedNames, grafanaToPromql, metricNames, SCRAPE_SERIES } from '../../helpers/monitoring.ts';
+import { skipWithoutRedisServer, startTestRedis, type RedisServer } from '../../helpers/redis.ts';
 
 /**
  * deploy/: every metric an alert rule or a dashboard panel names is one a running service
@@ -31,14 +32,15 @@ describe('metric names in PromQL', () => {
   });
 });
 
-describe('deploy/ names only metrics the service exports', () => {
+// The Redis gauge exists only with a Redis: the service runs on a redis-server of the file's own.
+describe.skipIf(skipWithoutRedisServer('the check of the metric names deploy/ uses'))('deploy/ names only metrics the service exports', () => {
+  let redis: RedisServer | undefined;
   let stack: TestStack;
   let exposed: Set<string>;
 
   beforeAll(async () => {
-    const redisUrl = process.env.REDIS_URL;
-    if (!redisUrl) throw new Error('REDIS_URL must name the test Redis (the Redis gauge exists only with one)');
-    stack = await startTestStack({ env: { REDIS_URL: redisUrl } });
+    redis = await startTestRedis();
+    stack = await startTestStack({ env: { REDIS_URL: redis.url } });
     // A request before the scrape, so the request metrics have a series of their own.
     const warm = await fetch(`${stack.baseUrl}/api/v1/search?q=lamp`);
     expect(warm.status, await warm.text()).toBe(200);
@@ -49,6 +51,7 @@ describe('deploy/ names only metrics the service exports', () => {
 
   afterAll(async () => {
     await stack?.stop();
+    await redis?.stop();
   });
 
   it('exports the gauges the rules need, with values', async () => {

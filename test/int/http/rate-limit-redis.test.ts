@@ -1,31 +1,32 @@
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { hasRedisServer, startRedisServer, type RedisServer } from '../../../bench/cluster/redis-server.ts';
-import { startTestStack, type TestStack } from '../../helpers/stack.ts';
+import { skipWithoutRedisServer, startTestRedis, type RedisServer } from '../../helpers/redis.ts';
+import { freePort, startTestStack, type TestStack } from '../../helpers/stack.ts';
 import { uniqueIp } from './rest-support.ts';
 
 /**
  * Budgets shared through Redis (REDIS_URL): several API processes count one budget per IP, and
  * when Redis is unreachable, or goes away mid-run, requests are still served and limited in
- * memory. Each test uses client addresses of its own, so runs sharing a Redis never collide.
+ * memory. Each test uses client addresses of its own, and each describe a redis-server of its own.
  */
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const skip = skipWithoutRedisServer('the tests of budgets shared through Redis');
 
 const search = (app: FastifyInstance, ip: string) => app.inject({ method: 'GET', url: '/api/v1/search', remoteAddress: ip });
 const categories = (app: FastifyInstance, ip: string) => app.inject({ method: 'GET', url: '/api/v1/categories', remoteAddress: ip });
 
-describe('two API processes on one Redis', () => {
+describe.skipIf(skip)('two API processes on one Redis', () => {
+  let redis: RedisServer | undefined;
   let a: TestStack;
   let b: TestStack;
   beforeAll(async () => {
-    [a, b] = await Promise.all([
-      startTestStack({ listen: false, env: { REDIS_URL } }),
-      startTestStack({ listen: false, env: { REDIS_URL } }),
-    ]);
+    redis = await startTestRedis();
+    const env = { REDIS_URL: redis.url };
+    [a, b] = await Promise.all([startTestStack({ listen: false, env }), startTestStack({ listen: false, env })]);
   });
   afterAll(async () => {
     await Promise.all([a?.stop(), b?.stop()]);
+    await redis?.stop();
   });
 
   test('searches spent on either count against one budget of 30', async () => {
@@ -54,14 +55,14 @@ describe('two API processes on one Redis', () => {
   test('the budget lives in Redis under the service key prefix', async () => {
     const ip = uniqueIp();
     await search(a.service.app, ip);
-    const redis = new Redis(REDIS_URL);
+    const client = new Redis(redis!.url);
     try {
-      expect(await redis.exists(`catalog:rl:search:${ip}`)).toBe(1);
-      const ttl = await redis.pttl(`catalog:rl:search:${ip}`);
+      expect(await client.exists(`catalog:rl:search:${ip}`)).toBe(1);
+      const ttl = await client.pttl(`catalog:rl:search:${ip}`);
       expect(ttl).toBeGreaterThan(0);
       expect(ttl).toBeLessThanOrEqual(60_000);
     } finally {
-      redis.disconnect();
+      client.disconnect();
     }
   });
 });
@@ -70,7 +71,7 @@ describe('Redis unreachable from the start', () => {
   let stack: TestStack;
   beforeAll(async () => {
     // Nothing listens on this port: every Redis command fails at once.
-    stack = await startTestStack({ listen: false, env: { REDIS_URL: 'redis://127.0.0.1:6390' } });
+    stack = await startTestStack({ listen: false, env: { REDIS_URL: `redis://127.0.0.1:${await freePort()}` } });
   });
   afterAll(async () => {
     await stack?.stop();
@@ -90,15 +91,12 @@ describe('Redis unreachable from the start', () => {
   });
 });
 
-const redisInstalled = hasRedisServer();
-if (!redisInstalled) console.log('redis-server binary not found: skipping the Redis-stopped-mid-run test');
-
-describe.skipIf(!redisInstalled)('Redis stopped mid-run', () => {
+describe.skipIf(skip)('Redis stopped mid-run', () => {
   /** A Redis server of this test's own, so stopping it disturbs nobody else. */
   let redis: RedisServer | undefined;
   let stack: TestStack;
   beforeAll(async () => {
-    redis = await startRedisServer();
+    redis = await startTestRedis();
     stack = await startTestStack({ listen: false, env: { REDIS_URL: redis.url } });
   });
   afterAll(async () => {
