@@ -42,7 +42,7 @@ export const BENCH_ENV: Record<string, string> = {
   RATE_LIMIT_PAGES_PER_MIN: '10000000',
   RATE_LIMIT_EXPORT_PER_MIN: '10000000',
   RATE_LIMIT_CHANGES_PER_MIN: '10000000',
-  // glibc's allocator as the image and `npm start` set it (README: "Memory after exports");
+  // glibc's allocator as the image and `npm start` set it (docs/performance.md, "glibc's allocator after exports");
   // BENCH_GLIBC_MALLOC=default runs the processes with glibc's defaults instead, to compare.
   ...(process.env.BENCH_GLIBC_MALLOC === 'default' ? {} : ALLOCATOR_ENV),
 };

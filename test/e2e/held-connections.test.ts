@@ -22,7 +22,7 @@ const HALF_SENT = 3000;
 const POLL_ADDRESSES = 150;
 const POLLS_PER_ADDRESS = 20;
 const POLLS = POLL_ADDRESSES * POLLS_PER_ADDRESS;
-/** docs/connections.md: the bound on the process's RSS with 10,000 connections held (measured 263–268 MB). */
+/** docs/connections.md: the bound on the process's RSS with 10,000 connections held (measured: docs/performance.md). */
 const RSS_BOUND_MB = 400;
 const ORDINARY_REQUESTS = 2000;
 
