@@ -17,8 +17,8 @@ import { withDeadline } from './util/deadline.ts';
 import type { Readiness } from './http/operations.ts';
 import { startHeartbeat } from './ops/heartbeat.ts';
 import { connectRedis, createRateLimits, type RateLimits } from './http/rate-limit.ts';
-import { createKeyTable } from './auth/consumer-key-table.ts';
-import { usageSpace } from './auth/consumer-keys.ts';
+import { createKeyTable } from './auth/consumer-keys/consumer-key-table.ts';
+import { usageSpace } from './auth/consumer-keys/consumer-keys.ts';
 import { createConsumerAuth, type ConsumerAuth } from './http/consumer-auth.ts';
 import { startUsageRecorder, type UsageRecorder } from './http/key-usage.ts';
 import { createChangeFeed, type ChangeFeed } from './read/change-feed.ts';
@@ -247,7 +247,7 @@ export async function startService(config: Config, opts: StartOptions): Promise<
         : undefined,
     });
     cleanups.push(() => rateLimits.close());
-    // Consumer keys: every key in memory, kept current (auth/consumer-key-table.ts), and their
+    // Consumer keys: every key in memory, kept current (auth/consumer-keys/consumer-key-table.ts), and their
     // usage moved to PostgreSQL every second (http/key-usage.ts).
     const keyTable = createKeyTable({ pool, connectionString: database.connectionString, log: logger.child({ component: 'consumer-keys' }) });
     await keyTable.start();

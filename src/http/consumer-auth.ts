@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
-import type { ConsumerKey, KeyTable } from '../auth/consumer-key-table.ts';
+import type { ConsumerKey, KeyTable } from '../auth/consumer-keys/consumer-key-table.ts';
 import { CatalogError, invalidKey } from '../contract/errors.ts';
 import { ErrorCode } from '../contract/schemas.ts';
 import { createKeyedLimiter, type KeyedLimiter } from '../util/keyed-limiter.ts';

@@ -5,7 +5,7 @@ import { parse as parseQueryString } from 'fast-querystring';
 import { parseSearchParamsIfPlain, plainProductSlug } from '../read/params.ts';
 import type { ReadBody, ReadService } from '../read/read-service.ts';
 import type { SearchQuery } from '../contract/schemas.ts';
-import type { ConsumerKey } from '../auth/consumer-key-table.ts';
+import type { ConsumerKey } from '../auth/consumer-keys/consumer-key-table.ts';
 import { API_VARY, ifNoneMatchMatches } from './caching.ts';
 import { REQUEST_KEY, type ConsumerAuth, type KeyedRequest } from './consumer-auth.ts';
 import { EXPOSED_HEADERS } from './cors.ts';

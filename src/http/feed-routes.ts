@@ -1,6 +1,6 @@
 import { Readable, pipeline } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { KeyTable } from '../auth/consumer-key-table.ts';
+import type { KeyTable } from '../auth/consumer-keys/consumer-key-table.ts';
 import type { Config } from '../config/config.ts';
 import { invalidKey } from '../contract/errors.ts';
 import type { ChangeFeed } from '../read/change-feed.ts';

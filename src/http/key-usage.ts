@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { addUsage, USAGE_COLUMNS, type UsageColumn, type UsageCount } from '../auth/consumer-keys.ts';
+import { addUsage, USAGE_COLUMNS, type UsageColumn, type UsageCount } from '../auth/consumer-keys/consumer-keys.ts';
 import type { Pool } from '../db/pool.ts';
 import { createCoalescedRunner } from '../util/coalesced-runner.ts';
 import type { RateLimits } from './rate-limit.ts';
@@ -8,7 +8,7 @@ import type { RateLimits } from './rate-limit.ts';
  * Moves the consumer keys' usage counted by the budgets (rate-limit.ts: in Redis, or in this
  * process's memory) into PostgreSQL every second, and once more when the process stops. A batch
  * is let go only once PostgreSQL holds it, and PostgreSQL adds a batch once whoever hands it
- * over (auth/consumer-keys.ts: addUsage), so a count is neither lost nor counted twice when a
+ * over (auth/consumer-keys/consumer-keys.ts: addUsage), so a count is neither lost nor counted twice when a
  * process dies between the two. While the database is away the batches wait and are written
  * when it is back.
  */

@@ -187,7 +187,7 @@ export function createRedisBudgets(redis: Redis, opts: { prefix: string; windowM
     redis.defineCommand('catalogTakeUsage', { numberOfKeys: 3, lua: TAKE_SCRIPT });
   }
   const now = opts.now ?? Date.now;
-  // Each catalog sharing the Redis has its own (src/auth/consumer-keys.ts: usageSpace).
+  // Each catalog sharing the Redis has its own (src/auth/consumer-keys/consumer-keys.ts: usageSpace).
   const usageKey = `${opts.prefix}:usage:${opts.usageSpace}`;
   const batchesKey = `${usageKey}:batches`;
   const leases = new Map<string, Lease>();

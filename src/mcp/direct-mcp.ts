@@ -9,7 +9,8 @@ import type { RequestObserver } from '../http/metrics.ts';
 import { pushRateLimitHeaders, type RateDecision } from '../http/rate-limit.ts';
 import type { McpCaller } from './call-context.ts';
 import { headersGivenOnce, transportAccepts, type DirectAnswer, type DirectReadCall, type DirectReadCalls } from './direct-read-calls.ts';
-import { KEY_BEARER, MCP_BODY, MCP_PATH, type McpBodyRequest } from './mcp-path.ts';
+import { MCP_BODY, MCP_PATH, type McpBodyRequest } from './mcp-path.ts';
+import { isKeyBearer } from '../auth/consumer-keys/consumer-keys.ts';
 import { traceToolCall } from './tool-tracing.ts';
 
 /**
@@ -144,7 +145,7 @@ export function createMcpDirect(deps: McpDirectDeps): McpDirect {
     let budget: McpCaller['budget'];
     if (headers.authorization !== undefined) {
       // A consumer key's budgets; an access token (a maker's sign-in) or a refused key is Fastify's.
-      if (!KEY_BEARER.test(headers.authorization)) return false;
+      if (!isKeyBearer(headers.authorization)) return false;
       const key = consumerAuth.keyOf(headers, req.rawHeaders);
       if (!key?.ok) return false;
       budget = { owner: key.owner, holder: 'key' };

@@ -3,9 +3,6 @@ import type { IncomingMessage } from 'node:http';
 /** Where the MCP endpoint answers (spec: its path carries no version). */
 export const MCP_PATH = '/api/mcp';
 
-/** An Authorization header whose bearer token is a consumer key's (ck_…), not an access token. */
-export const KEY_BEARER = /^\s*bearer\s+ck_/i;
-
 /**
  * The body of a request the beneath-Fastify path read and then handed to Fastify
  * (direct-mcp.ts): the route reads it from here instead of the request (its preParsing hook).

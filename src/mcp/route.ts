@@ -23,7 +23,8 @@ import { createDirectReadCalls, type DirectAnswer, type DirectReadCall, type Dir
 import { jsonRpcError } from './jsonrpc-error.ts';
 import { authenticateMcpRequest, type McpAuth } from './mcp-auth.ts';
 import { MAKER_TOOL_SCOPES } from './maker-tool-scopes.ts';
-import { KEY_BEARER, MCP_BODY, MCP_PATH, type McpBodyRequest } from './mcp-path.ts';
+import { MCP_BODY, MCP_PATH, type McpBodyRequest } from './mcp-path.ts';
+import { isKeyBearer } from '../auth/consumer-keys/consumer-keys.ts';
 import { createOriginPolicy } from './origin.ts';
 import { requestIdOf, SUPPORTED_VERSIONS, unsupportedVersionBody, type Era } from './protocol.ts';
 import { cacheScopeOf } from './resources.ts';
@@ -232,7 +233,7 @@ async function handlePost(request: FastifyRequest, reply: FastifyReply, handling
     const call = handling.direct.match(request.body, request.raw.rawHeaders, request.headers);
     if (call) return answerDirect(request, reply, handling.direct, call, ANONYMOUS, undefined);
   }
-  const requestKey = authorization !== undefined && KEY_BEARER.test(authorization) ? handling.consumerAuth.keyOf(request.headers, request.raw.rawHeaders) : undefined;
+  const requestKey = authorization !== undefined && isKeyBearer(authorization) ? handling.consumerAuth.keyOf(request.headers, request.raw.rawHeaders) : undefined;
   if (requestKey?.ok === false) {
     const err = await handling.consumerAuth.refusal(requestKey, request.ip);
     if (err.status === 401) reply.header('www-authenticate', keyChallenge(err.message));

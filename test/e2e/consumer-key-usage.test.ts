@@ -3,7 +3,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasRedisServer, startRedisServer, type RedisServer } from '../../bench/cluster/redis-server.ts';
-import { keyUsage } from '../../src/auth/consumer-keys.ts';
+import { keyUsage } from '../../src/auth/consumer-keys/consumer-keys.ts';
 import { runCatalogCommand } from '../helpers/review.ts';
 import { freePort, startTestStack, type TestStack } from '../helpers/stack.ts';
 

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import pino from 'pino';
-import { createKey } from '../../src/auth/consumer-keys.ts';
+import { createKey } from '../../src/auth/consumer-keys/consumer-keys.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { startService, type RunningService } from '../../src/service.ts';
 import type { TestStack } from './stack.ts';

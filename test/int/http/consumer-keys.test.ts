@@ -14,7 +14,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasRedisServer, startRedisServer, type RedisServer } from '../../../bench/cluster/redis-server.ts';
-import { changeKey, createKey, keyUsage, newKey, revokeKey, rotateKey, utcDay, type KeyLimits } from '../../../src/auth/consumer-keys.ts';
+import { changeKey, createKey, keyUsage, newKey, revokeKey, rotateKey, utcDay, type KeyLimits } from '../../../src/auth/consumer-keys/consumer-keys.ts';
 import { loadConfig } from '../../../src/config/config.ts';
 import { startService, type RunningService } from '../../../src/service.ts';
 import { LIVE_SLUGS_NEWEST_FIRST } from '../../helpers/fixtures.ts';

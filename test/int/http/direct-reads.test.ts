@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createKey, newKey } from '../../../src/auth/consumer-keys.ts';
+import { createKey, newKey } from '../../../src/auth/consumer-keys/consumer-keys.ts';
 import { keysForTwins, rawRequest, startTwinWithoutDirectPaths, type RawAnswer } from '../../helpers/twin-service.ts';
 import type { RunningService } from '../../../src/service.ts';
 import { FIXTURE_CATEGORIES, LIVE_SLUGS_NEWEST_FIRST, NOT_LIVE_SLUGS } from '../../helpers/fixtures.ts';

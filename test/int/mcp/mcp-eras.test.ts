@@ -1,6 +1,6 @@
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKey } from '../../../src/auth/consumer-keys.ts';
+import { createKey } from '../../../src/auth/consumer-keys/consumer-keys.ts';
 import { serviceIcons } from '../../../src/contract/service-identity.ts';
 import { connectMcp, ERAS } from '../../helpers/mcp-clients.ts';
 import { makerToken } from '../../helpers/oauth.ts';

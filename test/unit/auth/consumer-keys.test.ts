@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { keyOfHeader, MALFORMED_HEADER, type KeyCheck } from '../../../src/auth/consumer-key-table.ts';
+import { keyOfHeader, MALFORMED_HEADER, type KeyCheck } from '../../../src/auth/consumer-keys/consumer-key-table.ts';
 import {
   DEFAULT_KEY_LIMITS,
   expiryMs,
@@ -14,7 +14,7 @@ import {
   parseKeyLimit,
   parseKeyName,
   shownPrefix,
-} from '../../../src/auth/consumer-keys.ts';
+} from '../../../src/auth/consumer-keys/consumer-keys.ts';
 import { keyChallenge } from '../../../src/http/consumer-auth.ts';
 
 /**

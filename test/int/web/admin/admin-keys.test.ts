@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addUsage, listKeys, newUsageBatchId, utcDay } from '../../../../src/auth/consumer-keys.ts';
+import { addUsage, listKeys, newUsageBatchId, utcDay } from '../../../../src/auth/consumer-keys/consumer-keys.ts';
 import { findOrCreateMaker, setAdmin } from '../../../../src/auth/makers.ts';
 import { parsePage } from '../../../helpers/html.ts';
 import { fillAndPost, formEntries, post, shownErrors, shownValue, typed } from '../../../helpers/maker-pages.ts';
