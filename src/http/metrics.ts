@@ -3,7 +3,7 @@ import type { ProjectionMirror } from '../read/projection-mirror.ts';
 import type { ReadService } from '../read/read-service.ts';
 import type { ProjectionFacts } from '../read/projection-facts.ts';
 import type { HeldKind } from '../contract/errors.ts';
-import type { HeldRequests } from './held-requests.ts';
+import type { HeldRequests } from './feed/held-requests.ts';
 import type { Bucket, RateLimits } from './rate-limit.ts';
 import { RequestDurations } from './request-durations.ts';
 

@@ -19,7 +19,7 @@ import {
 } from '../contract/schemas.ts';
 import { KEY_LENGTH, KEY_PREFIX } from '../auth/consumer-keys/consumer-keys.ts';
 import { EXPOSED_HEADERS } from './cors.ts';
-import { BROTLI_QUALITY, GZIP_LEVEL } from './export-stream.ts';
+import { BROTLI_QUALITY, GZIP_LEVEL } from './feed/export-stream.ts';
 import { DEFAULT_CHANGES_PER_MINUTE, DEFAULT_EXPORT_PER_MINUTE } from './rate-limit.ts';
 
 /**

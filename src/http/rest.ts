@@ -7,7 +7,7 @@ import { API_VARY, cacheControlFor, keyedCacheControlFor, sendCacheable } from '
 import { keyOfRequest, type ConsumerAuth } from './consumer-auth.ts';
 import { registerCors } from './cors.ts';
 import { METHOD_NOT_ALLOWED, notFoundRoute, sendError, requestPath } from './errors.ts';
-import { registerFeedRoutes } from './feed-routes.ts';
+import { registerFeedRoutes } from './feed/feed-routes.ts';
 import type { Metrics } from './metrics.ts';
 import { API_PREFIX, buildOpenApiDocument } from './openapi.ts';
 import type { RateLimits } from './rate-limit.ts';

@@ -1,16 +1,16 @@
 import { Readable, pipeline } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { KeyTable } from '../auth/consumer-keys/consumer-key-table.ts';
-import type { Config } from '../config/config.ts';
-import { invalidKey } from '../contract/errors.ts';
-import type { ChangeFeed } from '../read/change-feed.ts';
-import { exportEtag, formatCursor } from '../read/feed-cursor.ts';
-import { parseChangesParams, parseNoParams } from '../read/params.ts';
-import { ifNoneMatchMatches, NO_STORE } from './caching.ts';
-import { keyChallenge, keyOfRequest } from './consumer-auth.ts';
+import type { KeyTable } from '../../auth/consumer-keys/consumer-key-table.ts';
+import type { Config } from '../../config/config.ts';
+import { invalidKey } from '../../contract/errors.ts';
+import type { ChangeFeed } from '../../read/change-feed.ts';
+import { exportEtag, formatCursor } from '../../read/feed-cursor.ts';
+import { parseChangesParams, parseNoParams } from '../../read/params.ts';
+import { ifNoneMatchMatches, NO_STORE } from '../caching.ts';
+import { keyChallenge, keyOfRequest } from '../consumer-auth.ts';
 import { compressorFor, ndjsonStream, negotiateCoding } from './export-stream.ts';
 import { createHeldRequests, type HeldHolder } from './held-requests.ts';
-import type { Metrics } from './metrics.ts';
+import type { Metrics } from '../metrics.ts';
 
 /**
  * GET /export and GET /changes under /api/v1 (docs/api.md: "Export and change feed"), registered
