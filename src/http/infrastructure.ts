@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { withoutKeys } from '../auth/consumer-keys/consumer-keys.ts';
-import { keyOfRequest } from './consumer-auth.ts';
+import { keyOfRequest } from './budget-hook.ts';
 import { registerErrorHandling } from './errors.ts';
 import type { Metrics } from './metrics.ts';
 

@@ -20,7 +20,7 @@ import {
 import { KEY_LENGTH, KEY_PREFIX } from '../auth/consumer-keys/consumer-keys.ts';
 import { EXPOSED_HEADERS } from './cors.ts';
 import { BROTLI_QUALITY, GZIP_LEVEL } from './feed/export-stream.ts';
-import { DEFAULT_CHANGES_PER_MINUTE, DEFAULT_EXPORT_PER_MINUTE } from './rate-limit.ts';
+import { DEFAULT_CHANGES_PER_MINUTE, DEFAULT_EXPORT_PER_MINUTE } from '../budgets/lease-store.ts';
 
 /**
  * The machine-readable description of the REST API (spec section 9): OpenAPI 3.1, version

@@ -25,6 +25,7 @@ const FLOORS = [
   'src/payments',
   'src/catalog',
   'src/read',
+  'src/budgets',
   'src/auth',
   'src/search',
   'src/db',
@@ -37,15 +38,16 @@ const FLOORS = [
 
 /** ARCHITECTURE.md's "May import" column: the complete list for each folder (from the service down). */
 const MAY_IMPORT: Record<string, readonly string[]> = {
-  'src/mcp': ['src/read', 'src/catalog', 'src/auth', 'src/http', 'src/money', 'src/db', 'src/contract', 'src/config', 'src/util'],
-  'src/web': ['src/read', 'src/catalog', 'src/auth', 'src/payments', 'src/http', 'src/sites', 'src/money', 'src/db', 'src/contract', 'src/util'],
-  'src/http': ['src/read', 'src/auth', 'src/payments', 'src/db', 'src/contract', 'src/config', 'src/util'],
+  'src/mcp': ['src/read', 'src/catalog', 'src/budgets', 'src/auth', 'src/http', 'src/money', 'src/db', 'src/contract', 'src/config', 'src/util'],
+  'src/web': ['src/read', 'src/catalog', 'src/budgets', 'src/auth', 'src/payments', 'src/http', 'src/sites', 'src/money', 'src/db', 'src/contract', 'src/util'],
+  'src/http': ['src/read', 'src/budgets', 'src/auth', 'src/payments', 'src/db', 'src/contract', 'src/config', 'src/util'],
   'src/payments': ['src/catalog', 'src/auth', 'src/money', 'src/db', 'src/config', 'src/contract'],
   'src/demo': ['src/catalog'],
   'src/ops': ['projector/lag.ts', 'src/db', 'src/util', 'src/config'],
   projector: ['src/read', 'src/search', 'src/db', 'src/contract', 'src/util', 'src/catalog/listings/listing-rules.ts'],
   'src/catalog': ['src/auth', 'src/sites', 'src/db', 'src/money', 'src/contract', 'src/util'],
   'src/read': ['src/search', 'src/db', 'src/contract', 'src/util'],
+  'src/budgets': ['src/auth', 'src/db', 'src/contract', 'src/util'],
   'src/auth': ['src/sites', 'src/db', 'src/config', 'src/contract', 'src/util'],
   'src/search': ['src/config', 'src/util'],
   'src/db': ['src/config', 'src/util'],

@@ -53,7 +53,7 @@ async function withKey(key: string): Promise<{ status: number; limit: string | n
  */
 async function keyLoaded(key: string, works = true): Promise<void> {
   const deadline = Date.now() + 2000;
-  while (stack.service.consumerAuth.keys.check(`Bearer ${key}`).ok !== works && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  while (stack.service.budgets.keys.check(`Bearer ${key}`).ok !== works && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
 }
 
 /** The secrets a page shows. */
