@@ -158,7 +158,7 @@ const FAMILIES: Array<[family: string, frame: RegExp]> = [
   ['request logger (child per request)', /^createChildLogger fastify/],
   ['metrics (prom-client)', /prom-client|^observeRequest /],
   ['CORS (@fastify/cors)', /@fastify\/cors/],
-  ['rate limit (hook, limiter, headers)', /rate-limit-hook\.ts|src\/http\/rate-limit\.ts|rate-limiter-flexible|^spendBudget |^onRateDecision /],
+  ['rate limit (hook, budgets, limiter, headers)', /budget-hook\.ts|src\/budgets\/|rate-limiter-flexible|^spendBudget |^spendNow |^onRateDecision /],
   ['request id + nosniff headers, onResponse (infrastructure.ts)', /src\/http\/infrastructure\.ts/],
   ['ETag, Cache-Control, If-None-Match (caching.ts)', /src\/http\/caching\.ts/],
   ['parameter validation (params.ts, zod)', /src\/read\/params\.ts|zod/],

@@ -1,6 +1,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Accounts } from './auth/accounts.ts';
+import type { Budgets } from './budgets/budgets.ts';
 import type { MakerCatalog } from './catalog/maker-catalog.ts';
 import type { Config } from './config/config.ts';
 import type { Pool } from './db/pool.ts';
@@ -12,7 +13,6 @@ import { clientError, frameworkError } from './http/errors.ts';
 import { registerInfrastructure, requestIdFor } from './http/infrastructure.ts';
 import { registerOperations, type Readiness } from './http/operations.ts';
 import type { Metrics } from './http/metrics.ts';
-import type { RateLimits } from './http/rate-limit.ts';
 import { registerRest } from './http/rest.ts';
 import { registerPages, type RegisteredPages } from './web/pages.ts';
 import { registerOAuthRoutes } from './http/oauth-routes.ts';
@@ -20,7 +20,6 @@ import { MCP_PATH } from './mcp/route.ts';
 import type { Payments } from './payments/payments.ts';
 import { registerStripeWebhook } from './http/stripe-webhook-route.ts';
 import { cacheControlFor, keyedCacheControlFor } from './http/caching.ts';
-import type { ConsumerAuth } from './http/consumer-auth.ts';
 import { createDirectReads } from './http/direct-reads.ts';
 import { limitConnections, serverTimeouts } from './http/connection-limits.ts';
 import { noteRoute, traceRequests } from './http/request-tracing.ts';
@@ -32,7 +31,8 @@ export interface AppDeps {
   read: ReadService;
   /** The bulk export and the change feed. */
   feed: ChangeFeed;
-  rateLimits: RateLimits;
+  /** Request budgets, consumer keys on REST and MCP requests among them (docs/keys.md). */
+  budgets: Budgets;
   metrics: Metrics;
   readiness: Readiness;
   /** The write model, for the maker pages. */
@@ -42,8 +42,6 @@ export interface AppDeps {
   maker: MakerCatalog;
   /** The premium plan's checkout: the pay page and Stripe's webhook. */
   payments: Payments;
-  /** Consumer keys on REST and MCP requests (docs/keys.md). */
-  consumerAuth: ConsumerAuth;
   /** The process logger; request logs carry request ids. Omitted: no request logging. */
   logger?: Logger;
 }
@@ -131,11 +129,10 @@ function addDirectReads(app: FastifyInstance, deps: AppDeps, mcp: McpRegistratio
   const accessLogging = logger ? () => logger.isLevelEnabled('debug') : () => false;
   const direct = createDirectReads({
     read: deps.read,
-    rateLimits: deps.rateLimits,
+    budgets: deps.budgets,
     observer: (route, status) => deps.metrics.directObserver({ method: 'GET', route, status }),
     cacheControl: cacheControlFor(deps.config.cache.maxAgeSeconds),
     keyedCacheControl: keyedCacheControlFor(deps.config.cache.maxAgeSeconds),
-    auth: deps.consumerAuth,
     trustProxy: deps.config.trustProxy,
     accessLogging,
     closing: () => closing,
@@ -150,7 +147,7 @@ function addDirectReads(app: FastifyInstance, deps: AppDeps, mcp: McpRegistratio
   // Made only with DIRECT_READS on, when the route's own fast path exists too.
   const mcpDirect = createMcpDirect({
     direct: mcp.direct!,
-    consumerAuth: deps.consumerAuth,
+    budgets: deps.budgets,
     observer: (status) => deps.metrics.directObserver({ method: 'POST', route: MCP_PATH, status }),
     trustProxy: deps.config.trustProxy,
     accessLogging,

@@ -16,11 +16,11 @@ import { createPool, REQUEST_DEADLINES, type Pool } from './db/pool.ts';
 import { withDeadline } from './util/deadline.ts';
 import type { Readiness } from './http/operations.ts';
 import { startHeartbeat } from './ops/heartbeat.ts';
-import { connectRedis, createRateLimits, type RateLimits } from './http/rate-limit.ts';
-import { createKeyTable } from './auth/consumer-key-table.ts';
-import { usageSpace } from './auth/consumer-keys.ts';
-import { createConsumerAuth, type ConsumerAuth } from './http/consumer-auth.ts';
-import { startUsageRecorder, type UsageRecorder } from './http/key-usage.ts';
+import { createKeyTable } from './auth/consumer-keys/consumer-key-table.ts';
+import { usageSpace } from './auth/consumer-keys/consumer-keys.ts';
+import { createBudgets, type Budgets } from './budgets/budgets.ts';
+import { startUsageRecorder, type UsageRecorder } from './budgets/key-usage.ts';
+import { connectRedis, createLeaseStore } from './budgets/lease-store.ts';
 import { createChangeFeed, type ChangeFeed } from './read/change-feed.ts';
 import { createProjectionMirror, type ProjectionMirror } from './read/projection-mirror.ts';
 import type { SnapshotPrefetch } from './read/snapshot-file.ts';
@@ -100,10 +100,9 @@ export interface RunningService {
   readonly payments: Payments;
   /** The scheduled badge re-checks (with the projector: `catalog serve`). */
   readonly badgeRechecks: BadgeRecheckJob | undefined;
-  /** Consumer keys as this process holds them, and the budgets' usage recorder. */
-  readonly consumerAuth: ConsumerAuth;
+  /** Request budgets, with the consumer keys as this process holds them, and the recorder of the keys' usage. */
+  readonly budgets: Budgets;
   readonly usageRecorder: UsageRecorder;
-  readonly rateLimits: RateLimits;
   readonly logger: Logger;
   close(): Promise<void>;
 }
@@ -235,7 +234,7 @@ export async function startService(config: Config, opts: StartOptions): Promise<
 
     const read = createReadService({ mirror, index: searchIndex, cacheMaxEntries: config.cache.maxEntries });
     const feed = createChangeFeed({ pool, mirror, retentionHours: config.changesRetentionHours, log: logger.child({ component: 'change-feed' }) });
-    const rateLimits: RateLimits = createRateLimits({
+    const store = createLeaseStore({
       searchPerMinute: config.rateLimits.searchPerMinute,
       otherPerMinute: config.rateLimits.otherPerMinute,
       pagesPerMinute: config.rateLimits.pagesPerMinute,
@@ -246,14 +245,15 @@ export async function startService(config: Config, opts: StartOptions): Promise<
         ? await connectRedis(config.redisUrl, (err) => logger.warn({ err }, 'Redis unreachable; request budgets and sign-in limits count in memory'))
         : undefined,
     });
-    cleanups.push(() => rateLimits.close());
-    // Consumer keys: every key in memory, kept current (auth/consumer-key-table.ts), and their
-    // usage moved to PostgreSQL every second (http/key-usage.ts).
+    cleanups.push(() => store.close());
+    // Consumer keys: every key in memory, kept current (auth/consumer-keys/consumer-key-table.ts);
+    // the budgets decide every request with them (budgets/budgets.ts), and the keys' usage is
+    // moved to PostgreSQL every second (budgets/key-usage.ts).
     const keyTable = createKeyTable({ pool, connectionString: database.connectionString, log: logger.child({ component: 'consumer-keys' }) });
     await keyTable.start();
     cleanups.push(() => keyTable.stop());
-    const consumerAuth = createConsumerAuth(keyTable, rateLimits.redis);
-    const usageRecorder = startUsageRecorder({ rateLimits, pool, log: logger.child({ component: 'consumer-keys' }) });
+    const budgets = createBudgets({ store, keys: keyTable, signedIn: config.rateLimits.signedIn });
+    const usageRecorder = startUsageRecorder({ usage: store.usage, pool, log: logger.child({ component: 'consumer-keys' }) });
     cleanups.push(() => usageRecorder.stop());
 
     const {
@@ -277,7 +277,7 @@ export async function startService(config: Config, opts: StartOptions): Promise<
       pool,
       connectionString: database.connectionString,
       // The write side's counters (sign-in, registration) share the budgets' Redis connection.
-      redis: rateLimits.redis,
+      redis: store.redis,
       log: logger,
       mcpPath: MCP_PATH,
       renderErrorPage: oauthErrorPageFor(config.publicUrl),
@@ -293,7 +293,7 @@ export async function startService(config: Config, opts: StartOptions): Promise<
         const checks: Record<string, { ok: boolean; detail?: string }> = {};
         // Asked at once, each with the same deadline: a database that froze makes /readyz 503
         // within READY_CHECK_MS, whatever step it froze at.
-        const redis = rateLimits.redis;
+        const redis = store.redis;
         const [database, lag, redisAnswer] = await Promise.allSettled([
           withDeadline(pool.query('SELECT 1'), READY_CHECK_MS),
           withDeadline(projectionLag(pool), READY_CHECK_MS),
@@ -326,7 +326,7 @@ export async function startService(config: Config, opts: StartOptions): Promise<
       },
     };
 
-    const metrics = createMetrics({ read, rateLimits, mirror, lag: () => projectionLag(pool), facts: () => projectionFacts(pool) });
+    const metrics = createMetrics({ read, budgets: store, mirror, lag: () => projectionLag(pool), facts: () => projectionFacts(pool) });
     const fetcher = createSiteFetcher({ allowLoopback: config.fetchAllowLoopback, ...opts.fetchOptions });
     cleanups.push(() => fetcher.close());
     const maker: MakerCatalog = {
@@ -363,7 +363,7 @@ export async function startService(config: Config, opts: StartOptions): Promise<
     if (filled > 0) logger.info({ listings: filled }, 'recorded the website identity of existing listings');
 
     phase('services');
-    const app = await buildApp({ config, read, feed, rateLimits, metrics, readiness, pool, accounts, maker, payments, consumerAuth, logger: logger.child({ component: 'http' }) });
+    const app = await buildApp({ config, read, feed, budgets, metrics, readiness, pool, accounts, maker, payments, logger: logger.child({ component: 'http' }) });
     cleanups.push(() => app.close());
 
     let url = config.publicUrl;
@@ -388,7 +388,7 @@ export async function startService(config: Config, opts: StartOptions): Promise<
     const warm = setTimeout(() => void accounts.oauth.warm().catch((err: unknown) => logger.error({ err }, 'the authorization server could not be built')), 1000);
     warm.unref();
     cleanups.push(async () => clearTimeout(warm));
-    return { app, url, config, pool, connectionString: database.connectionString, read, mirror, feed, projector, accounts, maker, payments, badgeRechecks, consumerAuth, usageRecorder, rateLimits, logger, close };
+    return { app, url, config, pool, connectionString: database.connectionString, read, mirror, feed, projector, accounts, maker, payments, badgeRechecks, budgets, usageRecorder, logger, close };
   } catch (err) {
     await close();
     throw err;

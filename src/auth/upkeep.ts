@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Pool } from '../db/pool.ts';
-import { pruneKeyUsage } from './consumer-keys.ts';
+import { pruneKeyUsage } from './consumer-keys/consumer-keys.ts';
 import { pruneOAuthRecords } from './oauth-store.ts';
 import { pruneSessions } from './sessions.ts';
 

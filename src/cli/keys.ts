@@ -19,7 +19,7 @@ import {
   type KeyFamily,
   type KeyInfo,
   type KeyLimits,
-} from '../auth/consumer-keys.ts';
+} from '../auth/consumer-keys/consumer-keys.ts';
 import { configFromArgs, parseCommandArgs } from './common.ts';
 import { withWriteModel } from './with-write-model.ts';
 

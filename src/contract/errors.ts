@@ -11,12 +11,14 @@ export class CatalogError extends Error {
   readonly issues: ValidationIssue[] | undefined;
   /** Seconds until a refused call may be retried (429 and 503). */
   readonly retryAfterSeconds: number | undefined;
+  /** The `WWW-Authenticate` challenge sent with a 401 (a credential refused). */
+  readonly challenge: string | undefined;
 
   constructor(
     code: ErrorCode,
     status: number,
     message: string,
-    opts: { issues?: ValidationIssue[]; retryAfterSeconds?: number; cause?: unknown } = {},
+    opts: { issues?: ValidationIssue[]; retryAfterSeconds?: number; challenge?: string; cause?: unknown } = {},
   ) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'CatalogError';
@@ -24,6 +26,7 @@ export class CatalogError extends Error {
     this.status = status;
     this.issues = opts.issues;
     this.retryAfterSeconds = opts.retryAfterSeconds;
+    this.challenge = opts.challenge;
   }
 
   toBody(): ErrorBody {
@@ -61,9 +64,18 @@ export function tooManyRequests(retryAfterSeconds: number, holder: BudgetHolder 
   );
 }
 
-/** A consumer key that is malformed, unknown, revoked or expired: never served as anonymous. */
+/**
+ * A consumer key that is malformed, unknown, revoked or expired: never served as anonymous. Its
+ * challenge says so to the client's HTTP layer (RFC 6750).
+ */
 export function invalidKey(message: string): CatalogError {
-  return new CatalogError(ErrorCode.INVALID_KEY, 401, message);
+  return new CatalogError(ErrorCode.INVALID_KEY, 401, message, { challenge: keyChallenge(message) });
+}
+
+/** The challenge of a 401 for a key (a header value: printable ASCII, no quotes inside the quoted string). */
+export function keyChallenge(message: string): string {
+  const description = message.replace(/…/g, '...').replace(/["\\]/g, "'").replace(/[^\x20-\x7e]/g, '');
+  return `Bearer error="invalid_token", error_description="${description}"`;
 }
 
 /** The change feed cannot continue from this cursor; the client must export again. */

@@ -24,7 +24,7 @@ export const CONNECTIONS_CHECK_MS = 1000;
  * within REQUEST_TIMEOUT_SECONDS of its first byte (of the connection, for its first request),
  * else 408 and the connection closes. Node looks for late requests every CONNECTIONS_CHECK_MS,
  * so one is cut at most that much after its deadline. Long polls lift the idle deadline for
- * their wait (feed-routes.ts); a request whose headers and body have arrived has no deadline but
+ * their wait (feed/feed-routes.ts); a request whose headers and body have arrived has no deadline but
  * the idle one.
  */
 export function serverTimeouts(config: Pick<Config, 'connections'>) {

@@ -5,14 +5,15 @@ import { parse as parseQueryString } from 'fast-querystring';
 import { parseSearchParamsIfPlain, plainProductSlug } from '../read/params.ts';
 import type { ReadBody, ReadService } from '../read/read-service.ts';
 import type { SearchQuery } from '../contract/schemas.ts';
-import type { ConsumerKey } from '../auth/consumer-key-table.ts';
+import type { Budgets } from '../budgets/budgets.ts';
+import { pushRateLimitHeaders } from '../budgets/rate-limit-headers.ts';
+import type { Bucket, Counted, Verdict } from '../budgets/verdict.ts';
+import { SPENT_BUDGET, type BudgetedRequest, type SpentBudget } from './budget-hook.ts';
 import { API_VARY, ifNoneMatchMatches } from './caching.ts';
-import { REQUEST_KEY, type ConsumerAuth, type KeyedRequest } from './consumer-auth.ts';
 import { EXPOSED_HEADERS } from './cors.ts';
 import { requestIdFor } from './infrastructure.ts';
 import type { RequestObserver } from './metrics.ts';
 import { API_PREFIX } from './openapi.ts';
-import { pushRateLimitHeaders, type Bucket, type BudgetOwner, type RateDecision, type RateLimits } from './rate-limit.ts';
 
 /**
  * The answers asked for most, written straight to Node's response beneath Fastify's routing,
@@ -33,31 +34,24 @@ import { pushRateLimitHeaders, type Bucket, type BudgetOwner, type RateDecision,
  *
  * Everything else goes to Fastify: another method, path or spelling (a trailing slash, percent
  * escapes, a query the plain reading does not take), an unknown slug, a search not in the cache,
- * a request with a body, a refused or failed budget, access logging at debug level, and a
- * service that is closing. A request handed over after its budget was spent carries the decision
- * (`SPENT_BUDGET`), and the rate-limit hook uses it rather than spend again.
+ * a request with a body, a refused or failed budget (a key refused among them), access logging at
+ * debug level, and a service that is closing. A request handed over after its budget was decided
+ * carries the verdict (`SPENT_BUDGET`), and the budget hook (budget-hook.ts) sends what it says
+ * rather than decide again.
  */
-export const SPENT_BUDGET = Symbol('catalog.spentBudget');
-
-export type SpentBudget = Promise<RateDecision>;
 
 /** An answer's body: its bytes when kept encoded (else its text), and its ETag. */
 type DirectBody = Pick<ReadBody, 'etag' | 'bytes'> & { readonly body?: string };
 
-export interface DirectReadRequest extends KeyedRequest {
-  [SPENT_BUDGET]?: SpentBudget;
-}
-
 export interface DirectReadsDeps {
   read: ReadService;
-  rateLimits: RateLimits;
+  /** Budgets: a request with a valid consumer key spends the key's; any other Authorization is refused (by the budget hook). */
+  budgets: Budgets;
   /** Request metrics, by route pattern and status, exactly as the Fastify path records them. */
   observer: (route: string, status: number) => RequestObserver;
   /** Cache-Control of a read answer (cacheControlFor), and of one to a consumer key's request (keyedCacheControlFor). */
   cacheControl: string;
   keyedCacheControl: string;
-  /** Consumer keys: a request with a valid one spends its budgets; any other Authorization goes to Fastify (401). */
-  auth: ConsumerAuth;
   /** The service's TRUST_PROXY, as given to Fastify. */
   trustProxy: boolean | number | string | string[];
   /** True while access lines are logged (debug): Fastify then answers, and logs, every request. */
@@ -88,7 +82,7 @@ export interface DirectPages {
 }
 
 /** Answers a request and returns true, or returns false without touching it. */
-export type DirectReads = (req: DirectReadRequest, res: ServerResponse, fallback: (req: IncomingMessage, res: ServerResponse) => void) => boolean;
+export type DirectReads = (req: BudgetedRequest, res: ServerResponse, fallback: (req: IncomingMessage, res: ServerResponse) => void) => boolean;
 
 const PRODUCTS_PREFIX = `${API_PREFIX}/products/`;
 const SEARCH_PATH = `${API_PREFIX}/search`;
@@ -147,7 +141,7 @@ export function clientAddressFunction(trustProxy: DirectReadsDeps['trustProxy'])
 }
 
 export function createDirectReads(deps: DirectReadsDeps): DirectReads {
-  const { read, rateLimits, cacheControl, keyedCacheControl, auth, accessLogging, closing, pages, answered } = deps;
+  const { read, budgets, cacheControl, keyedCacheControl, accessLogging, closing, pages, answered } = deps;
   const clientAddress = clientAddressFunction(deps.trustProxy);
   const pageHead = pages ? pageHeadTemplate(pages.headers) : [];
   const pageIdAt = pageHead.indexOf('x-request-id') + 1;
@@ -174,7 +168,7 @@ export function createDirectReads(deps: DirectReadsDeps): DirectReads {
   }
 
   /** A kept page, as the page scope answers it: its security headers first, no CORS, no Vary. */
-  function answerPage(req: IncomingMessage, res: ServerResponse, id: string, decision: RateDecision, page: { bytes: Buffer; etag: string; route: string }, started: number): void {
+  function answerPage(req: IncomingMessage, res: ServerResponse, id: string, decision: Counted, page: { bytes: Buffer; etag: string; route: string }, started: number): void {
     const head = pageHead.slice();
     head[pageIdAt] = id;
     pushRateLimitHeaders(head, decision);
@@ -194,11 +188,11 @@ export function createDirectReads(deps: DirectReadsDeps): DirectReads {
   }
 
   /** Writes the answer as the Fastify path does: its headers in its order, 304 on a match. */
-  function answer(req: IncomingMessage, res: ServerResponse, id: string, decision: RateDecision, body: DirectBody, route: string, started: number, key: ConsumerKey | undefined): void {
+  function answer(req: IncomingMessage, res: ServerResponse, id: string, decision: Counted, body: DirectBody, route: string, started: number): void {
     const head = ['x-request-id', id, COMMON_HEADERS[0]!, COMMON_HEADERS[1]!, COMMON_HEADERS[2]!, COMMON_HEADERS[3]!, COMMON_HEADERS[4]!, COMMON_HEADERS[5]!];
     pushRateLimitHeaders(head, decision);
     const etag = body.etag;
-    head.push('etag', etag, 'cache-control', key === undefined ? cacheControl : keyedCacheControl, 'vary', API_VARY);
+    head.push('etag', etag, 'cache-control', decision.owner === undefined ? cacheControl : keyedCacheControl, 'vary', API_VARY);
     let status = 200;
     if (ifNoneMatchMatches(req.headers['if-none-match'], etag)) {
       status = 304;
@@ -215,46 +209,45 @@ export function createDirectReads(deps: DirectReadsDeps): DirectReads {
   }
 
   /**
-   * Gives Fastify a request whose budget was spent. The decision is attached only to such a
+   * Gives Fastify a request whose budget was decided. The verdict is attached only to such a
    * request: a property added to every request would give Node's request objects a second
    * shape, and its HTTP code slower property lookups on every request.
    */
-  function handOver(req: DirectReadRequest, res: ServerResponse, fallback: (req: IncomingMessage, res: ServerResponse) => void, spent: SpentBudget, key: ConsumerKey | undefined): void {
+  function handOver(req: BudgetedRequest, res: ServerResponse, fallback: (req: IncomingMessage, res: ServerResponse) => void, spent: SpentBudget): void {
     req[SPENT_BUDGET] = spent;
-    if (key !== undefined) req[REQUEST_KEY] = key;
     fallback(req, res);
   }
 
   /**
-   * Answers with what `find` gives under an allowed decision, or hands the request over with the
-   * decision (`spent`, or a promise of it made only then). A function of its own rather than a
+   * Answers with what `find` gives under an allowed verdict, or hands the request over with the
+   * verdict (`spent`, or a promise of it made only then). A function of its own rather than a
    * closure: nothing is allocated for an answer written at once.
    */
   function settle(
-    req: DirectReadRequest,
+    req: BudgetedRequest,
     res: ServerResponse,
     fallback: (req: IncomingMessage, res: ServerResponse) => void,
     id: string,
-    decision: RateDecision,
+    verdict: Verdict,
     spent: SpentBudget | undefined,
     route: string,
     started: number,
     kind: Kind,
     arg: string | SearchQuery | undefined,
-    key: ConsumerKey | undefined,
   ): void {
-    const body = decision.allowed && !closing() ? find(kind, arg) : undefined;
-    if (body === undefined) handOver(req, res, fallback, spent ?? Promise.resolve(decision), key);
-    else if (kind === PAGE) answerPage(req, res, id, decision, body as { bytes: Buffer; etag: string; route: string }, started);
-    else answer(req, res, id, decision, body, route, started, key);
+    const body = verdict.allowed && !closing() ? find(kind, arg) : undefined;
+    if (body === undefined) handOver(req, res, fallback, spent ?? Promise.resolve(verdict));
+    // An allowed verdict of a bucket always spent a unit of it.
+    else if (kind === PAGE) answerPage(req, res, id, verdict as Counted, body as { bytes: Buffer; etag: string; route: string }, started);
+    else answer(req, res, id, verdict as Counted, body, route, started);
   }
 
   /**
-   * Spends the budget, then answers with what `find` gives for `kind` and `arg`, or hands the
-   * request, its budget spent, to Fastify: a refusal, a limiter failure, or nothing to answer with.
+   * Decides the budget, then answers with what `find` gives for `kind` and `arg`, or hands the
+   * request, its budget decided, to Fastify: a refusal, a limiter failure, or nothing to answer with.
    */
   function spendThenAnswer(
-    req: DirectReadRequest,
+    req: BudgetedRequest,
     res: ServerResponse,
     fallback: (req: IncomingMessage, res: ServerResponse) => void,
     bucket: Bucket,
@@ -262,29 +255,20 @@ export function createDirectReads(deps: DirectReadsDeps): DirectReads {
     kind: Kind,
     arg: string | SearchQuery | undefined,
   ): boolean {
-    let key: ConsumerKey | undefined;
-    let owner: BudgetOwner | undefined;
-    // Pages take no key: they spend the address's budget whatever Authorization says.
-    if (kind !== PAGE && req.headers.authorization !== undefined) {
-      const requestKey = auth.keyOf(req.headers, req.rawHeaders);
-      // A key that is not valid is refused by the Fastify path (401, or 429 for a guesser).
-      if (!requestKey?.ok) return false;
-      key = requestKey.key;
-      owner = requestKey.owner;
-    }
     const started = performance.now();
     const id = requestIdFor(req);
     const address = clientAddress(req) ?? '';
-    // A budget decided at once (in memory, or from this process's lease of a Redis budget), or asked for.
-    const now = rateLimits.consumeNow(bucket, address, owner);
-    if (now !== undefined) {
-      settle(req, res, fallback, id, now, undefined, route, started, kind, arg, key);
+    // A budget decided at once (in memory, or from this process's lease of a Redis budget), or
+    // asked for. Pages take no key: they spend the address's budget whatever Authorization says;
+    // a key that is not valid is refused by the hook, from the verdict handed over.
+    const verdict = budgets.decide(bucket, address, kind === PAGE ? undefined : req.headers.authorization, req.rawHeaders);
+    if (!(verdict instanceof Promise)) {
+      settle(req, res, fallback, id, verdict, undefined, route, started, kind, arg);
       return true;
     }
-    const spent = rateLimits.consume(bucket, address, owner);
-    spent.then(
-      (decision) => settle(req, res, fallback, id, decision, spent, route, started, kind, arg, key),
-      () => handOver(req, res, fallback, spent, key),
+    verdict.then(
+      (decided) => settle(req, res, fallback, id, decided, verdict, route, started, kind, arg),
+      () => handOver(req, res, fallback, verdict),
     );
     return true;
   }

@@ -83,6 +83,18 @@ export function sendError(reply: FastifyReply, status: number, body: PublicError
   return reply.code(status).header('cache-control', NO_STORE).type('application/json; charset=utf-8').send(JSON.stringify(body));
 }
 
+/**
+ * A CatalogError as the service answers it, whichever scope refuses: its challenge (a credential
+ * refused, 401), Retry-After (429, 503) unless a budget's headers carry it already, then the
+ * error object. The root error handler sends every CatalogError so, and the MCP route a key it
+ * refuses (its own scope answers JSON-RPC errors).
+ */
+export function sendCatalogError(reply: FastifyReply, err: CatalogError): FastifyReply {
+  if (err.challenge !== undefined) reply.header('www-authenticate', err.challenge);
+  if (err.retryAfterSeconds !== undefined && !reply.hasHeader('retry-after')) reply.header('retry-after', String(err.retryAfterSeconds));
+  return sendError(reply, err.status, err.toBody());
+}
+
 /** Installs the error and not-found handlers on the root instance (inherited by every plugin). */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => {
@@ -93,9 +105,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     else if (status === 503) request.log.warn({ err: error }, 'request refused: the database cannot be reached');
     else if (status >= 500) request.log.error({ err }, 'request failed');
     else if (!(err instanceof CatalogError)) request.log.info({ err: { code: (err as FastifyError).code, message: (err as Error).message } }, 'request rejected');
-    if (err instanceof CatalogError && err.retryAfterSeconds !== undefined && !reply.hasHeader('retry-after')) {
-      reply.header('retry-after', String(err.retryAfterSeconds));
-    }
+    if (err instanceof CatalogError) return sendCatalogError(reply, err);
     return sendError(reply, status, body);
   });
   app.setNotFoundHandler((request, reply) => notFoundRoute(request, reply));

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { keyOfRequest } from './consumer-auth.ts';
+import { withoutKeys } from '../auth/consumer-keys/consumer-keys.ts';
+import { keyOfRequest } from './budget-hook.ts';
 import { registerErrorHandling } from './errors.ts';
 import type { Metrics } from './metrics.ts';
 
@@ -22,14 +23,6 @@ export function requestIdFor(req: IncomingMessage): string {
   return typeof given === 'string' && CLIENT_REQUEST_ID.test(given) ? given : randomUUID();
 }
 
-/**
- * A URL as the access log writes it: a consumer key someone put in it (keys belong in the
- * Authorization header, docs/keys.md) shows as its prefix only, so the log never holds a key.
- */
-export function withoutKeys(url: string): string {
-  return url.includes('ck_') ? url.replace(/ck_[0-9A-Za-z]{4,}/g, 'ck_…') : url;
-}
-
 export function registerInfrastructure(app: FastifyInstance, deps: { metrics: Metrics }): void {
   registerErrorHandling(app);
   // Callback-style hooks: these run on every request, and an async hook costs a promise each.
@@ -45,7 +38,7 @@ export function registerInfrastructure(app: FastifyInstance, deps: { metrics: Me
     // The access log is a debug line: at info, a busy catalog would spend more on logging than
     // on answering. Failures are logged at warn/error by the error handler either way.
     if ((request.log as FastifyBaseLogger & { isLevelEnabled?(level: string): boolean }).isLevelEnabled?.('debug')) {
-      // A consumer key is named by its name, never by itself.
+      // A consumer key is named by its name, never by itself (nor shown where a URL holds one).
       const key = keyOfRequest(request)?.name;
       request.log.debug(
         { method: request.method, url: withoutKeys(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100, ...(key !== undefined && { key }) },

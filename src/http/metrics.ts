@@ -3,8 +3,9 @@ import type { ProjectionMirror } from '../read/projection-mirror.ts';
 import type { ReadService } from '../read/read-service.ts';
 import type { ProjectionFacts } from '../read/projection-facts.ts';
 import type { HeldKind } from '../contract/errors.ts';
-import type { HeldRequests } from './held-requests.ts';
-import type { Bucket, RateLimits } from './rate-limit.ts';
+import type { HeldRequests } from './feed/held-requests.ts';
+import type { LeaseStore } from '../budgets/lease-store.ts';
+import type { Bucket } from '../budgets/verdict.ts';
 import { RequestDurations } from './request-durations.ts';
 
 /**
@@ -40,7 +41,8 @@ export interface ProjectionLag {
 
 export interface MetricsSources {
   read: ReadService;
-  rateLimits: RateLimits;
+  /** The budgets' counts: refusals per bucket, and the Redis connection they share. */
+  budgets: Pick<LeaseStore, 'rejections' | 'redis'>;
   mirror: ProjectionMirror;
   /** Outbox rows the projector has not applied yet; queried at scrape time. */
   lag: () => Promise<ProjectionLag>;
@@ -51,7 +53,7 @@ export interface MetricsSources {
 const BUCKETS: readonly Bucket[] = ['search', 'other', 'pages', 'export', 'changes'];
 
 export function createMetrics(sources: MetricsSources): Metrics {
-  const { read, rateLimits, mirror, lag, facts } = sources;
+  const { read, budgets, mirror, lag, facts } = sources;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
@@ -113,7 +115,7 @@ export function createMetrics(sources: MetricsSources): Metrics {
     registers: [registry],
     collect() {
       this.reset();
-      for (const bucket of BUCKETS) this.inc({ bucket }, rateLimits.rejections[bucket]);
+      for (const bucket of BUCKETS) this.inc({ bucket }, budgets.rejections[bucket]);
     },
   });
 
@@ -186,7 +188,7 @@ export function createMetrics(sources: MetricsSources): Metrics {
   });
 
   // Redis holds the shared budgets; without it each process counts its own (docs/operating.md).
-  const redis = rateLimits.redis;
+  const redis = budgets.redis;
   if (redis) {
     new Gauge({
       name: 'catalog_redis_up',

@@ -17,9 +17,10 @@ import {
   searchResultSchema,
   validationIssueSchema,
 } from '../contract/schemas.ts';
+import { KEY_LENGTH, KEY_PREFIX } from '../auth/consumer-keys/consumer-keys.ts';
 import { EXPOSED_HEADERS } from './cors.ts';
-import { BROTLI_QUALITY, GZIP_LEVEL } from './export-stream.ts';
-import { DEFAULT_CHANGES_PER_MINUTE, DEFAULT_EXPORT_PER_MINUTE } from './rate-limit.ts';
+import { BROTLI_QUALITY, GZIP_LEVEL } from './feed/export-stream.ts';
+import { DEFAULT_CHANGES_PER_MINUTE, DEFAULT_EXPORT_PER_MINUTE } from '../budgets/lease-store.ts';
 
 /**
  * The machine-readable description of the REST API: OpenAPI 3.1, version
@@ -445,7 +446,7 @@ export function buildOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
         consumerKey: {
           type: 'http',
           scheme: 'bearer',
-          bearerFormat: 'ck_ followed by 38 letters and digits',
+          bearerFormat: `${KEY_PREFIX} followed by ${KEY_LENGTH - KEY_PREFIX.length} letters and digits`,
           description: 'A consumer key from the operator (higher limits by arrangement). Optional: without it, requests spend their address\'s budgets.',
         },
       },

@@ -3,15 +3,14 @@ import type { Config } from '../config/config.ts';
 import type { ChangeFeed } from '../read/change-feed.ts';
 import { parseNoParams, parseProductRequest, parseProductSlug, parseSearchParams } from '../read/params.ts';
 import { etagOf, type ReadService } from '../read/read-service.ts';
+import type { Budgets } from '../budgets/budgets.ts';
+import { addBudgetHook, keyOfRequest } from './budget-hook.ts';
 import { API_VARY, cacheControlFor, keyedCacheControlFor, sendCacheable } from './caching.ts';
-import { keyOfRequest, type ConsumerAuth } from './consumer-auth.ts';
 import { registerCors } from './cors.ts';
 import { METHOD_NOT_ALLOWED, notFoundRoute, sendError, requestPath } from './errors.ts';
-import { registerFeedRoutes } from './feed-routes.ts';
+import { registerFeedRoutes } from './feed/feed-routes.ts';
 import type { Metrics } from './metrics.ts';
 import { API_PREFIX, buildOpenApiDocument } from './openapi.ts';
-import type { RateLimits } from './rate-limit.ts';
-import { addRateLimitHook } from './rate-limit-hook.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -23,11 +22,10 @@ declare module 'fastify' {
 export interface RestDeps {
   config: Config;
   read: ReadService;
-  rateLimits: RateLimits;
+  /** Request budgets, consumer keys among them (docs/keys.md). */
+  budgets: Budgets;
   /** The bulk export and the change feed. */
   feed: ChangeFeed;
-  /** Consumer keys (docs/keys.md). */
-  consumerAuth: ConsumerAuth;
   /** The held long polls and exports are shown there. */
   metrics: Metrics;
 }
@@ -51,7 +49,7 @@ const KNOWN_PATH = /^\/(search|categories|products(\/[^/]*)?|export|changes|open
  * other bucket (60/min). Only preflights are free.
  */
 export async function registerRest(app: FastifyInstance, deps: RestDeps): Promise<void> {
-  const { read, rateLimits, config } = deps;
+  const { read, budgets, config } = deps;
   const publicCacheControl = cacheControlFor(config.cache.maxAgeSeconds);
   const keyedCacheControl = keyedCacheControlFor(config.cache.maxAgeSeconds);
   /** An answer of the scope, cacheable (caching.ts: public, or private to a consumer key's client). */
@@ -82,7 +80,7 @@ export async function registerRest(app: FastifyInstance, deps: RestDeps): Promis
   await app.register(
     async (api) => {
       await registerCors(api);
-      addRateLimitHook(api, rateLimits, 'other', deps.consumerAuth);
+      addBudgetHook(api, budgets, 'other', true);
       // Unknown paths under /api/v1 pass the hooks above too: JSON 404 with CORS headers.
       // Methods Fastify routes nowhere (TRACE, say) on a known path are still a 405.
       api.setNotFoundHandler((request, reply) =>
@@ -113,7 +111,7 @@ export async function registerRest(app: FastifyInstance, deps: RestDeps): Promis
         send(request, reply, read.product(parseProductSlug({ slug: '' }))),
       );
 
-      registerFeedRoutes(api, { feed: deps.feed, config, keys: deps.consumerAuth.keys, metrics: deps.metrics });
+      registerFeedRoutes(api, { feed: deps.feed, config, budgets, metrics: deps.metrics });
 
       api.get('/openapi.json', { config: { rateLimitBucket: 'other' } }, async (request, reply) =>
         send(request, reply, documentAnswer),

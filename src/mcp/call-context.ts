@@ -1,6 +1,6 @@
 import type { AuthInfo } from '@modelcontextprotocol/server';
-import { tooManyRequests } from '../contract/errors.ts';
-import type { Bucket, BudgetOwner, RateDecision, RateLimits } from '../http/rate-limit.ts';
+import type { Budgets } from '../budgets/budgets.ts';
+import type { Bucket, BudgetOwner, Counted } from '../budgets/verdict.ts';
 import type { ReadService } from '../read/read-service.ts';
 import type { Caller } from '../auth/caller.ts';
 import type { MakerCatalog } from '../catalog/maker-catalog.ts';
@@ -14,7 +14,8 @@ import type { Era } from './protocol.ts';
  */
 export interface McpDeps {
   read: ReadService;
-  rateLimits: RateLimits;
+  /** Request budgets: every call spends its caller's (Budgets.decide). */
+  budgets: Budgets;
   /** The makers' commands, for the maker tools. */
   maker: MakerCatalog;
   /** The service's public origin: the server's website and icons are on it. */
@@ -37,11 +38,11 @@ export interface McpCaller {
   readonly ip: string;
   /**
    * Whose budgets the calls spend when not the address's: a consumer key's (the request carried
-   * one), or a signed-in maker's grant (one connected app of one maker).
+   * one), or a signed-in maker's grant (one connected app of one maker), as the route decided.
    */
-  readonly budget: { readonly owner: BudgetOwner; readonly holder: 'key' | 'sign-in' } | undefined;
-  /** Told of each budget decision, so the HTTP answer carries the rate-limit headers. */
-  onRateDecision(decision: RateDecision): void;
+  readonly owner: BudgetOwner | undefined;
+  /** Told of each budget verdict, so the HTTP answer carries the rate-limit headers. */
+  onRateDecision(verdict: Counted): void;
   /** The request's logger: limiter failures are warnings, tool failures errors. */
   readonly log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
@@ -72,21 +73,32 @@ export function callerOf(ctx: { http?: { authInfo?: AuthInfo | undefined } | und
 }
 
 /**
- * Spends one call of the caller's budget in the same buckets REST uses, so an address (or a
- * key) has one budget whichever door it comes through; a signed-in maker's calls spend their
- * grant's budget instead, with an address's limits, so the users of one hosted assistant no
- * longer share their host's address. Throws TOO_MANY_REQUESTS when it is spent.
- * Should the limiter itself fail, the call is served, as REST does: a broken limiter must not
- * take the catalog offline.
+ * Spends one call of the caller's budget in the same buckets REST uses (Budgets.decide), so an
+ * address (or a key) has one budget whichever door it comes through; a signed-in maker's calls
+ * spend their grant's budget instead, with an address's limits, so the users of one hosted
+ * assistant no longer share their host's address. The verdict is told to the caller (its
+ * RateLimit headers) and returned, at once when it is decided at once; a refused one carries
+ * its refusal (TOO_MANY_REQUESTS). Should the limiter itself fail, the call is served (the
+ * verdict is undefined), as REST does: a broken limiter must not take the catalog offline.
  */
-export async function spendBudget(rateLimits: RateLimits, caller: McpCaller, bucket: Bucket): Promise<void> {
-  let decision: RateDecision;
-  try {
-    decision = await rateLimits.consume(bucket, caller.ip, caller.budget?.owner);
-  } catch (err) {
-    caller.log.warn({ err }, 'rate limiter failed; serving without a limit');
-    return;
-  }
-  caller.onRateDecision(decision);
-  if (!decision.allowed) throw tooManyRequests(decision.resetSeconds, caller.budget?.holder ?? 'address');
+export function spendNow(budgets: Budgets, caller: McpCaller, bucket: Bucket): Counted | undefined | Promise<Counted | undefined> {
+  const verdict = budgets.decide(bucket, caller.ip, caller.owner);
+  if (verdict instanceof Promise) return verdict.then((decided) => told(caller, decided), (err: unknown) => limiterFailed(caller, err));
+  return told(caller, verdict);
+}
+
+function told(caller: McpCaller, verdict: Counted): Counted {
+  caller.onRateDecision(verdict);
+  return verdict;
+}
+
+function limiterFailed(caller: McpCaller, err: unknown): undefined {
+  caller.log.warn({ err }, 'rate limiter failed; serving without a limit');
+  return undefined;
+}
+
+/** The same, for a handler that awaits it: throws the refusal (TOO_MANY_REQUESTS) when the budget is spent. */
+export async function spendBudget(budgets: Budgets, caller: McpCaller, bucket: Bucket): Promise<void> {
+  const verdict = await spendNow(budgets, caller, bucket);
+  if (verdict !== undefined && !verdict.allowed) throw verdict.refusal;
 }

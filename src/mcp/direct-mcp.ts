@@ -2,14 +2,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { Caller } from '../auth/caller.ts';
+import { isKeyBearer } from '../auth/consumer-keys/consumer-keys.ts';
+import type { Budgets } from '../budgets/budgets.ts';
+import { pushRateLimitHeaders } from '../budgets/rate-limit-headers.ts';
+import type { BudgetOwner, Counted } from '../budgets/verdict.ts';
 import { clientAddressFunction, type DirectReadsDeps } from '../http/direct-reads.ts';
-import type { ConsumerAuth } from '../http/consumer-auth.ts';
 import { requestIdFor } from '../http/infrastructure.ts';
 import type { RequestObserver } from '../http/metrics.ts';
-import { pushRateLimitHeaders, type RateDecision } from '../http/rate-limit.ts';
 import type { McpCaller } from './call-context.ts';
 import { headersGivenOnce, transportAccepts, type DirectAnswer, type DirectReadCall, type DirectReadCalls } from './direct-read-calls.ts';
-import { KEY_BEARER, MCP_BODY, MCP_PATH, type McpBodyRequest } from './mcp-path.ts';
+import { MCP_BODY, MCP_KEY_VERDICT, MCP_PATH, type McpBodyRequest } from './mcp-path.ts';
 import { traceToolCall } from './tool-tracing.ts';
 
 /**
@@ -25,13 +27,16 @@ import { traceToolCall } from './tool-tracing.ts';
  * method, path or spelling, an Origin, an access token, a body sent in chunks or larger than
  * MAX_BODY, headers the transport would refuse, access logging at debug, a service closing);
  * after, when the body is not such a call (initialize, tools/list, a maker tool, anything the
- * fast path is not certain about), carrying the body it was sent (MCP_BODY) for the route to read
- * instead of the request (route.ts: its preParsing hook). test/int/mcp/direct-mcp.test.ts sends
- * the same requests to a service with and without this path and compares the answers.
+ * fast path is not certain about, or a read call whose consumer key the budgets refuse), carrying
+ * the body it was sent (MCP_BODY) for the route to read instead of the request (route.ts: its
+ * preParsing hook), and a key's refusal (MCP_KEY_VERDICT) for the route to send.
+ * test/int/mcp/direct-mcp.test.ts sends the same requests to a service with and without this
+ * path and compares the answers.
  */
 export interface McpDirectDeps {
   direct: DirectReadCalls;
-  consumerAuth: ConsumerAuth;
+  /** Whose budget a call spends: its consumer key's, or its address's. */
+  budgets: Budgets;
   /** Request metrics of /api/mcp by status, as the Fastify path records them. */
   observer: (status: number) => RequestObserver;
   trustProxy: DirectReadsDeps['trustProxy'];
@@ -51,7 +56,7 @@ const ANONYMOUS: Caller = { kind: 'anonymous' };
 
 /** The caller of one request of this path (route.ts has the Fastify path's). */
 class DirectCaller implements McpCaller {
-  decision: RateDecision | undefined;
+  decision: Counted | undefined;
   readonly era: McpCaller['era'];
   readonly #logger: Logger | undefined;
   readonly #id: string;
@@ -59,7 +64,7 @@ class DirectCaller implements McpCaller {
   constructor(
     readonly auth: Caller,
     readonly ip: string,
-    readonly budget: McpCaller['budget'],
+    readonly owner: BudgetOwner | undefined,
     era: McpCaller['era'],
     logger: Logger | undefined,
     id: string,
@@ -69,8 +74,8 @@ class DirectCaller implements McpCaller {
     this.#id = id;
   }
 
-  onRateDecision(decision: RateDecision): void {
-    this.decision = decision;
+  onRateDecision(verdict: Counted): void {
+    this.decision = verdict;
   }
 
   /** Made only when a tool fails: the request's child logger, as Fastify's would be. */
@@ -80,7 +85,7 @@ class DirectCaller implements McpCaller {
 }
 
 export function createMcpDirect(deps: McpDirectDeps): McpDirect {
-  const { direct, consumerAuth, accessLogging, closing } = deps;
+  const { direct, budgets, accessLogging, closing } = deps;
   const clientAddress = clientAddressFunction(deps.trustProxy);
   const observers = new Map<number, RequestObserver>();
   const observe = (status: number, started: number) => {
@@ -103,7 +108,7 @@ export function createMcpDirect(deps: McpDirectDeps): McpDirect {
   }
 
   /** The body read: answered here when it is a read tool's plain call, else handed to Fastify with it. */
-  function handle(req: McpBodyRequest, res: ServerResponse, fallback: (req: IncomingMessage, res: ServerResponse) => void, body: Buffer, budget: McpCaller['budget'], started: number): void {
+  function handle(req: McpBodyRequest, res: ServerResponse, fallback: (req: IncomingMessage, res: ServerResponse) => void, body: Buffer, started: number): void {
     let call: DirectReadCall | undefined;
     let message: unknown;
     if (!closing() && !res.destroyed) {
@@ -122,9 +127,24 @@ export function createMcpDirect(deps: McpDirectDeps): McpDirect {
       fallback(req, res);
       return;
     }
+    const address = clientAddress(req) ?? '';
+    let owner: BudgetOwner | undefined;
+    const authorization = req.headers.authorization;
+    if (authorization !== undefined) {
+      // Whose budget the call spends: its consumer key's; a key refused is the route's to answer,
+      // with this verdict (its guess counted here, once).
+      const verdict = budgets.decide(undefined, address, authorization, req.rawHeaders);
+      if (verdict instanceof Promise || !verdict.allowed) {
+        req[MCP_BODY] = body;
+        req[MCP_KEY_VERDICT] = verdict;
+        fallback(req, res);
+        return;
+      }
+      owner = verdict.owner;
+    }
     traceToolCall(res, message);
     const id = requestIdFor(req);
-    const caller = new DirectCaller(ANONYMOUS, clientAddress(req) ?? '', budget, call.era, deps.logger, id);
+    const caller = new DirectCaller(ANONYMOUS, address, owner, call.era, deps.logger, id);
     const answer = direct.answerNow(call, caller);
     if (answer instanceof Promise) {
       answer.then(
@@ -141,14 +161,8 @@ export function createMcpDirect(deps: McpDirectDeps): McpDirect {
     const length = Number(headers['content-length']);
     if (!(length > 0 && length <= MAX_BODY)) return false;
     if (!transportAccepts(headers) || !headersGivenOnce(req.rawHeaders)) return false;
-    let budget: McpCaller['budget'];
-    if (headers.authorization !== undefined) {
-      // A consumer key's budgets; an access token (a maker's sign-in) or a refused key is Fastify's.
-      if (!KEY_BEARER.test(headers.authorization)) return false;
-      const key = consumerAuth.keyOf(headers, req.rawHeaders);
-      if (!key?.ok) return false;
-      budget = { owner: key.owner, holder: 'key' };
-    }
+    // A consumer key's budgets (decided once the body is read); an access token (a maker's sign-in) is Fastify's.
+    if (headers.authorization !== undefined && !isKeyBearer(headers.authorization)) return false;
     const started = performance.now();
     const chunks: Buffer[] = [];
     let size = 0;
@@ -156,7 +170,7 @@ export function createMcpDirect(deps: McpDirectDeps): McpDirect {
       chunks.push(chunk);
       size += chunk.length;
     });
-    req.once('end', () => handle(req, res, fallback, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size), budget, started));
+    req.once('end', () => handle(req, res, fallback, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size), started));
     // A client gone before its body arrived: nothing to answer.
     req.once('error', () => res.destroy());
     return true;

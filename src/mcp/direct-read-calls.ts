@@ -1,14 +1,15 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { isJsonContentType, type CallToolResult } from '@modelcontextprotocol/server';
 import { LRUCache } from 'lru-cache';
-import { CatalogError, internalError, tooManyRequests } from '../contract/errors.ts';
+import type { Counted } from '../budgets/verdict.ts';
+import { CatalogError, internalError } from '../contract/errors.ts';
 import type { ReadBody, ReadService } from '../read/read-service.ts';
 import type { McpCaller, McpDeps } from './call-context.ts';
 import { LEGACY_VERSIONS, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, MODERN_VERSION, type Era } from './protocol.ts';
 import { READ_TOOLS, runReadTool, runReadToolNow, successResult, type ReadTool } from './read-tools.ts';
 import { cacheScopeOf, protocolErrorOf, readResourceNow, resourceOf } from './resources.ts';
 import { errorResult } from './tool-result.ts';
-import { spendBudget } from './call-context.ts';
+import { spendNow } from './call-context.ts';
 
 /**
  * The fast path of the read calls. A request that is one plain JSON-RPC `tools/call` of
@@ -196,12 +197,9 @@ export function createDirectReadCalls(deps: McpDeps, opts: DirectReadCallsOption
     return { head: ERROR_HEAD, tail: Buffer.from(`${JSON.stringify(call.id)},"error":${JSON.stringify(error)}}`) };
   }
 
-  async function answerResource(call: Extract<DirectReadCall, { kind: 'resource' }>, caller: McpCaller): Promise<DirectAnswer> {
-    try {
-      await spendBudget(deps.rateLimits, caller, 'other');
-    } catch (err) {
-      return resourceError(call, err instanceof CatalogError ? err : internalError(err), caller);
-    }
+  /** A resource read whose budget ("other", as get_product's) is decided: its refusal, or its contents. */
+  function resourceUnder(call: Extract<DirectReadCall, { kind: 'resource' }>, caller: McpCaller, verdict: Counted | undefined): DirectAnswer {
+    if (verdict !== undefined && !verdict.allowed) return resourceError(call, verdict.refusal, caller);
     return resourceAnswer(call, caller);
   }
 
@@ -234,20 +232,17 @@ export function createDirectReadCalls(deps: McpDeps, opts: DirectReadCallsOption
     },
 
     async answer(call, caller) {
-      if (call.kind === 'resource') return answerResource(call, caller);
+      if (call.kind === 'resource') return resourceUnder(call, caller, await spendNow(deps.budgets, caller, 'other'));
       return toolAnswer(call, await runReadTool(call.tool, deps, caller, call.args), caller);
     },
 
     answerNow(call, caller) {
       if (call.kind === 'resource') {
-        const decision = deps.rateLimits.consumeNow('other', caller.ip, caller.budget?.owner);
-        if (decision === undefined) return answerResource(call, caller);
-        caller.onRateDecision(decision);
-        if (!decision.allowed) return resourceError(call, tooManyRequests(decision.resetSeconds, caller.budget?.holder ?? 'address'), caller);
-        return resourceAnswer(call, caller);
+        const verdict = spendNow(deps.budgets, caller, 'other');
+        if (verdict instanceof Promise) return verdict.then((decided) => resourceUnder(call, caller, decided));
+        return resourceUnder(call, caller, verdict);
       }
       const outcome = runReadToolNow(call.tool, deps, caller, call.args);
-      if (outcome === undefined) return this.answer(call, caller);
       return outcome instanceof Promise ? outcome.then((o) => toolAnswer(call, o, caller)) : toolAnswer(call, outcome, caller);
     },
   };

@@ -232,7 +232,7 @@ export function registerMakerTools(server: McpServer, deps: McpDeps): void {
     },
     (args, ctx) =>
       answer(callerOf(ctx), submitOutput, async (caller) => {
-        await spendBudget(deps.rateLimits, caller, 'other');
+        await spendBudget(deps.budgets, caller, 'other');
         const submission = parseArgs(submissionSchema, args);
         const auth = caller.auth;
         const result = await submitProduct(
@@ -255,7 +255,7 @@ export function registerMakerTools(server: McpServer, deps: McpDeps): void {
     },
     (args, ctx) =>
       answer(callerOf(ctx), myListingsOutput, async (caller) => {
-        await spendBudget(deps.rateLimits, caller, 'other');
+        await spendBudget(deps.budgets, caller, 'other');
         const makerId = requireMaker(caller, 'my_listings');
         const { slug } = parseArgs(z.strictObject({ slug: z.string().trim().min(1, { error: 'slug must not be empty' }).max(200).optional() }), args);
         const listings = slug ? [await getMakerListing(maker.pool, maker.urls, makerId, slug)] : await listMakerListings(maker.pool, maker.urls, makerId);
@@ -287,7 +287,7 @@ export function registerMakerTools(server: McpServer, deps: McpDeps): void {
     },
     (args, ctx) =>
       answer(callerOf(ctx), updateOutput, async (caller) => {
-        await spendBudget(deps.rateLimits, caller, 'other');
+        await spendBudget(deps.budgets, caller, 'other');
         const makerId = requireMaker(caller, 'update_listing');
         const { slug, ...rest } = (args ?? {}) as Record<string, unknown>;
         if (typeof slug !== 'string' || slug.trim() === '') throw badRequest([{ path: ['slug'], message: 'slug is required: one of your listings (see my_listings)' }]);
@@ -313,7 +313,7 @@ export function registerMakerTools(server: McpServer, deps: McpDeps): void {
     },
     (args, ctx) =>
       answer(callerOf(ctx), badgeOutput, async (caller) => {
-        await spendBudget(deps.rateLimits, caller, 'other');
+        await spendBudget(deps.budgets, caller, 'other');
         const makerId = requireMaker(caller, 'check_badge');
         const { slug } = parseArgs(slugArgument, args);
         const answer = await checkBadge(maker, makerId, slug);
@@ -345,7 +345,7 @@ export function registerMakerTools(server: McpServer, deps: McpDeps): void {
     },
     (args, ctx) =>
       answer(callerOf(ctx), upgradeOutput, async (caller) => {
-        await spendBudget(deps.rateLimits, caller, 'other');
+        await spendBudget(deps.budgets, caller, 'other');
         const makerId = requireMaker(caller, 'upgrade_listing');
         const { slug } = parseArgs(slugArgument, args);
         const { listing, payment } = await requestUpgrade(maker.pool, maker.urls, maker.payments, makerId, slug);

@@ -1,10 +1,8 @@
 import type { IncomingMessage } from 'node:http';
+import type { Verdict } from '../budgets/verdict.ts';
 
 /** Where the MCP endpoint answers (spec: its path carries no version). */
 export const MCP_PATH = '/api/mcp';
-
-/** An Authorization header whose bearer token is a consumer key's (ck_…), not an access token. */
-export const KEY_BEARER = /^\s*bearer\s+ck_/i;
 
 /**
  * The body of a request the beneath-Fastify path read and then handed to Fastify
@@ -12,6 +10,14 @@ export const KEY_BEARER = /^\s*bearer\s+ck_/i;
  */
 export const MCP_BODY = Symbol('catalog.mcpBody');
 
+/**
+ * The budget verdict of a read call's consumer key that the beneath-Fastify path refused when it
+ * read the request (401, or 429 for an address guessing keys): the route sends that refusal
+ * rather than decide again, so the guess is counted once.
+ */
+export const MCP_KEY_VERDICT = Symbol('catalog.mcpKeyVerdict');
+
 export interface McpBodyRequest extends IncomingMessage {
   [MCP_BODY]?: Buffer;
+  [MCP_KEY_VERDICT]?: Verdict | Promise<Verdict>;
 }

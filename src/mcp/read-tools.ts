@@ -1,11 +1,11 @@
 import type { CallToolResult, ContentBlock, McpServer, ToolAnnotations } from '@modelcontextprotocol/server';
 import type { z } from 'zod';
-import type { Bucket } from '../http/rate-limit.ts';
+import type { Bucket, Counted } from '../budgets/verdict.ts';
 import { parseNoParams, parseProductSlug, parseSearchParams } from '../read/params.ts';
 import type { ReadBody, ReadService } from '../read/read-service.ts';
-import { CatalogError, internalError, tooManyRequests } from '../contract/errors.ts';
+import { CatalogError, internalError } from '../contract/errors.ts';
 import type { Category, Product } from '../contract/schemas.ts';
-import { callerOf, spendBudget, type McpCaller, type McpDeps } from './call-context.ts';
+import { callerOf, spendNow, type McpCaller, type McpDeps } from './call-context.ts';
 import { categoriesText, productText, productTextBudget, searchText, type SearchEnvelope } from './model-text.ts';
 import type { Era } from './protocol.ts';
 import { productUri } from './resources.ts';
@@ -153,8 +153,7 @@ export function successResult(tool: ReadTool, body: string, era: Era, log: McpCa
  */
 export async function runReadTool(tool: ReadTool, deps: McpDeps, caller: McpCaller, args: Record<string, unknown>): Promise<ReadBody | CatalogError> {
   try {
-    await spendBudget(deps.rateLimits, caller, tool.bucket);
-    return await tool.answer(deps.read, args);
+    return await runReadToolNow(tool, deps, caller, args);
   } catch (err) {
     return failureOf(err, caller);
   }
@@ -167,16 +166,19 @@ function failureOf(err: unknown, caller: McpCaller): CatalogError {
 }
 
 /**
- * The same call with its budget decided at once, when it can be (kept in memory, or from this
- * process's lease of a Redis budget; see RateLimits.consumeNow): then its outcome at once when
- * the answer is at hand (a product, the categories, a search in the response cache), or a
- * promise of it (a search to compute). Undefined, with nothing spent, when runReadTool must run it.
+ * The same call, at once when it can be: its budget decided at once (kept in memory, or from
+ * this process's lease of a Redis budget) and the answer at hand (a product, the categories, a
+ * search in the response cache); else a promise of its outcome.
  */
-export function runReadToolNow(tool: ReadTool, deps: McpDeps, caller: McpCaller, args: Record<string, unknown>): ReadBody | CatalogError | Promise<ReadBody | CatalogError> | undefined {
-  const decision = deps.rateLimits.consumeNow(tool.bucket, caller.ip, caller.budget?.owner);
-  if (decision === undefined) return undefined;
-  caller.onRateDecision(decision);
-  if (!decision.allowed) return tooManyRequests(decision.resetSeconds, caller.budget?.holder ?? 'address');
+export function runReadToolNow(tool: ReadTool, deps: McpDeps, caller: McpCaller, args: Record<string, unknown>): ReadBody | CatalogError | Promise<ReadBody | CatalogError> {
+  const verdict = spendNow(deps.budgets, caller, tool.bucket);
+  if (verdict instanceof Promise) return verdict.then((decided) => answerUnder(tool, deps, caller, args, decided));
+  return answerUnder(tool, deps, caller, args, verdict);
+}
+
+/** The outcome of a call whose budget is decided: its refusal, or the read service's answer. */
+function answerUnder(tool: ReadTool, deps: McpDeps, caller: McpCaller, args: Record<string, unknown>, verdict: Counted | undefined): ReadBody | CatalogError | Promise<ReadBody | CatalogError> {
+  if (verdict !== undefined && !verdict.allowed) return verdict.refusal;
   try {
     const answer = tool.answer(deps.read, args);
     return answer instanceof Promise ? answer.catch((err: unknown) => failureOf(err, caller)) : answer;

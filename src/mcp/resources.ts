@@ -97,7 +97,7 @@ export function resourceResult(deps: McpDeps, caller: McpCaller, uri: string, te
 
 /** A shared cache may keep what anyone may read; an answer to a key or a signed-in maker stays with its client. */
 export function cacheScopeOf(caller: McpCaller): 'public' | 'private' {
-  return caller.budget === undefined && caller.auth.kind === 'anonymous' ? 'public' : 'private';
+  return caller.owner === undefined && caller.auth.kind === 'anonymous' ? 'public' : 'private';
 }
 
 async function readResource(deps: McpDeps, uri: URL, ctx: ServerContext): Promise<ReadResourceResult> {
@@ -106,7 +106,7 @@ async function readResource(deps: McpDeps, uri: URL, ctx: ServerContext): Promis
   const target = resourceOf(href);
   if (!target) throw new ProtocolError(INVALID_PARAMS, `Resource not found: ${href.length > 200 ? `${href.slice(0, 200)}…` : href}`);
   try {
-    await spendBudget(deps.rateLimits, caller, 'other');
+    await spendBudget(deps.budgets, caller, 'other');
     return readResourceNow(deps, caller, href, target);
   } catch (err) {
     if (err instanceof CatalogError) throw protocolErrorOf(err);
@@ -133,7 +133,7 @@ export function registerResources(server: McpServer, deps: McpDeps): void {
       list: async (ctx) => {
         const caller = callerOf(ctx);
         try {
-          await spendBudget(deps.rateLimits, caller, 'other');
+          await spendBudget(deps.budgets, caller, 'other');
         } catch (err) {
           if (err instanceof CatalogError) throw protocolErrorOf(err);
           throw err;
@@ -172,7 +172,7 @@ function registerCompletions(server: McpServer, deps: McpDeps): void {
     if (!parsed.success) throw new ProtocolError(INVALID_PARAMS, 'Invalid params: completion/complete needs ref and argument {name, value}.');
     const { ref, argument } = parsed.data;
     try {
-      await spendBudget(deps.rateLimits, caller, 'other');
+      await spendBudget(deps.budgets, caller, 'other');
     } catch (err) {
       if (err instanceof CatalogError) throw protocolErrorOf(err);
       throw err;

@@ -14,8 +14,11 @@ import type { Accounts } from '../auth/accounts.ts';
 import type { MakerCatalog } from '../catalog/maker-catalog.ts';
 import type { Config } from '../config/config.ts';
 import type { ReadService } from '../read/read-service.ts';
-import { rateLimitHeaders, type RateDecision, type RateLimits } from '../http/rate-limit.ts';
-import { grantOwner, keyChallenge, REQUEST_KEY, type ConsumerAuth, type KeyedRequest } from '../http/consumer-auth.ts';
+import type { Budgets } from '../budgets/budgets.ts';
+import { rateLimitHeaders } from '../budgets/rate-limit-headers.ts';
+import type { BudgetOwner, Counted, Verdict } from '../budgets/verdict.ts';
+import { REQUEST_KEY, type BudgetedRequest } from '../http/budget-hook.ts';
+import { sendCatalogError } from '../http/errors.ts';
 import { resourceMetadataUrl } from '../http/oauth-routes.ts';
 import type { Caller } from '../auth/caller.ts';
 import { authInfoFor, callerOf, type McpCaller, type McpDeps } from './call-context.ts';
@@ -23,7 +26,8 @@ import { createDirectReadCalls, type DirectAnswer, type DirectReadCall, type Dir
 import { jsonRpcError } from './jsonrpc-error.ts';
 import { authenticateMcpRequest, type McpAuth } from './mcp-auth.ts';
 import { MAKER_TOOL_SCOPES } from './maker-tool-scopes.ts';
-import { KEY_BEARER, MCP_BODY, MCP_PATH, type McpBodyRequest } from './mcp-path.ts';
+import { MCP_BODY, MCP_KEY_VERDICT, MCP_PATH, type McpBodyRequest } from './mcp-path.ts';
+import { isKeyBearer } from '../auth/consumer-keys/consumer-keys.ts';
 import { createOriginPolicy } from './origin.ts';
 import { requestIdOf, SUPPORTED_VERSIONS, unsupportedVersionBody, type Era } from './protocol.ts';
 import { cacheScopeOf } from './resources.ts';
@@ -58,21 +62,19 @@ interface McpHandling {
   /** The fast path of plain reads; undefined with DIRECT_READS=false (the SDK answers everything). */
   direct: DirectReadCalls | undefined;
   auth: McpAuth;
-  consumerAuth: ConsumerAuth;
-  /** A signed-in maker's budgets per grant (RATE_LIMIT_SIGNED_IN_*). */
-  signedInLimits: Config['rateLimits']['signedIn'];
+  /** Whose budget a request spends (a key's, a sign-in's, its address's), or its key's refusal. */
+  budgets: Budgets;
 }
 
 /** What the MCP endpoint needs from the process: the composition (src/app.ts) passes its own deps. */
 export interface McpRouteDeps {
   config: Config;
   read: ReadService;
-  rateLimits: RateLimits;
+  /** Request budgets: a consumer key's (docs/keys.md) or a sign-in's are spent instead of the address's. */
+  budgets: Budgets;
   accounts: Accounts;
   /** The makers' commands, called by the maker tools. */
   maker: MakerCatalog;
-  /** Consumer keys (docs/keys.md): a key's budgets are spent instead of the address's. */
-  consumerAuth: ConsumerAuth;
 }
 
 /** What the composition needs of the endpoint to answer beneath Fastify (direct-mcp.ts). */
@@ -84,7 +86,7 @@ export async function registerMcp(app: FastifyInstance, deps: McpRouteDeps): Pro
   const policy = createOriginPolicy(deps.config.publicUrl, deps.config.mcpAllowedOrigins);
   const mcpDeps: McpDeps = {
     read: deps.read,
-    rateLimits: deps.rateLimits,
+    budgets: deps.budgets,
     maker: deps.maker,
     publicUrl: deps.config.publicUrl,
     readTtlMs: deps.config.cache.maxAgeSeconds * 1000,
@@ -111,8 +113,7 @@ export async function registerMcp(app: FastifyInstance, deps: McpRouteDeps): Pro
       resourceMetadataUrl: resourceMetadataUrl(deps.config.publicUrl, MCP_PATH),
       toolScopes: MAKER_TOOL_SCOPES,
     },
-    consumerAuth: deps.consumerAuth,
-    signedInLimits: deps.config.rateLimits.signedIn,
+    budgets: deps.budgets,
   };
   // Its own scope: the origin check and the JSON-RPC error answers apply to /api/mcp only.
   await app.register(async (scope) => {
@@ -194,23 +195,23 @@ function answerBodyError(error: FastifyError, request: FastifyRequest, reply: Fa
 class RequestCaller implements McpCaller {
   readonly auth: Caller;
   readonly ip: string;
-  readonly budget: McpCaller['budget'];
+  readonly owner: BudgetOwner | undefined;
   readonly log: McpCaller['log'];
   readonly era: Era;
   rateHeaders: Record<string, string> | undefined;
   readonly #res: ServerResponse | undefined;
 
-  constructor(request: FastifyRequest, auth: Caller, budget: McpCaller['budget'], era: Era, writeTo: ServerResponse | undefined) {
+  constructor(request: FastifyRequest, auth: Caller, owner: BudgetOwner | undefined, era: Era, writeTo: ServerResponse | undefined) {
     this.auth = auth;
     this.ip = request.ip;
-    this.budget = budget;
+    this.owner = owner;
     this.era = era;
     this.log = request.log;
     this.#res = writeTo;
   }
 
-  onRateDecision(decision: RateDecision): void {
-    this.rateHeaders = rateLimitHeaders(decision);
+  onRateDecision(verdict: Counted): void {
+    this.rateHeaders = rateLimitHeaders(verdict);
     const res = this.#res;
     if (!res || res.headersSent) return;
     for (const name in this.rateHeaders) res.setHeader(name, this.rateHeaders[name]!);
@@ -232,32 +233,33 @@ async function handlePost(request: FastifyRequest, reply: FastifyReply, handling
     const call = handling.direct.match(request.body, request.raw.rawHeaders, request.headers);
     if (call) return answerDirect(request, reply, handling.direct, call, ANONYMOUS, undefined);
   }
-  const requestKey = authorization !== undefined && KEY_BEARER.test(authorization) ? handling.consumerAuth.keyOf(request.headers, request.raw.rawHeaders) : undefined;
-  if (requestKey?.ok === false) {
-    const err = await handling.consumerAuth.refusal(requestKey, request.ip);
-    if (err.status === 401) reply.header('www-authenticate', keyChallenge(err.message));
-    if (err.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.retryAfterSeconds));
-    return void reply.code(err.status).header('cache-control', 'no-store').type('application/json; charset=utf-8').send(JSON.stringify(err.toBody()));
+  // A consumer key says whose budget the calls spend, or is refused (401, or 429 for an address
+  // guessing keys); any other credential is an access token, checked as one (mcp-auth.ts).
+  const keyed = authorization !== undefined && isKeyBearer(authorization);
+  let owner: BudgetOwner | undefined;
+  if (keyed) {
+    // The direct path decided already when it read this request and handed it over (direct-mcp.ts).
+    const arrived = (request.raw as McpBodyRequest)[MCP_KEY_VERDICT] ?? handling.budgets.decide(undefined, request.ip, authorization, request.raw.rawHeaders);
+    const verdict: Verdict = arrived instanceof Promise ? await arrived : arrived;
+    if (!verdict.allowed) return void sendCatalogError(reply, verdict.refusal);
+    owner = verdict.owner;
+    // Named in the access log by its name (src/http/infrastructure.ts).
+    if (owner?.key !== undefined) (request.raw as BudgetedRequest)[REQUEST_KEY] = owner.key;
   }
-  // Named in the access log by its name (src/http/infrastructure.ts).
-  if (requestKey?.ok) (request.raw as KeyedRequest)[REQUEST_KEY] = requestKey.key;
-  const auth = await authenticateMcpRequest(request, reply, handling.auth, requestKey !== undefined);
+  const auth = await authenticateMcpRequest(request, reply, handling.auth, keyed);
   if (!auth) return;
-  const budget: McpCaller['budget'] = requestKey?.ok
-    ? { owner: requestKey.owner, holder: 'key' }
-    : auth.kind === 'maker'
-      ? { owner: grantOwner(auth.grantId, handling.signedInLimits), holder: 'sign-in' }
-      : undefined;
+  // A signed-in maker's calls spend the grant's budget.
+  if (auth.kind === 'maker') owner = handling.budgets.decide(undefined, request.ip, auth).owner;
   const call = handling.direct?.match(request.body, request.raw.rawHeaders, request.headers);
-  if (call) return answerDirect(request, reply, handling.direct!, call, auth, budget);
-  return serveWithSdk(request, reply, handling, auth, budget);
+  if (call) return answerDirect(request, reply, handling.direct!, call, auth, owner);
+  return serveWithSdk(request, reply, handling, auth, owner);
 }
 
 const ANONYMOUS: Caller = { kind: 'anonymous' };
 
 /** Answers a read on the fast path: at once when its budget and answer are (answerNow). */
-function answerDirect(request: FastifyRequest, reply: FastifyReply, direct: DirectReadCalls, call: DirectReadCall, auth: Caller, budget: McpCaller['budget']): void | Promise<void> {
-  const caller = new RequestCaller(request, auth, budget, call.era, undefined);
+function answerDirect(request: FastifyRequest, reply: FastifyReply, direct: DirectReadCalls, call: DirectReadCall, auth: Caller, owner: BudgetOwner | undefined): void | Promise<void> {
+  const caller = new RequestCaller(request, auth, owner, call.era, undefined);
   const answer = direct.answerNow(call, caller);
   if (answer instanceof Promise) return answer.then((a) => writeDirect(reply, caller, a));
   writeDirect(reply, caller, answer);
@@ -349,7 +351,7 @@ async function writeWebResponse(response: Response, res: ServerResponse): Promis
 }
 
 /** The SDK answers: the 2026-07-28 handler, or a 2025-era exchange on a pooled server. */
-async function serveWithSdk(request: FastifyRequest, reply: FastifyReply, handling: McpHandling, auth: Caller, budget: McpCaller['budget']): Promise<void> {
+async function serveWithSdk(request: FastifyRequest, reply: FastifyReply, handling: McpHandling, auth: Caller, owner: BudgetOwner | undefined): Promise<void> {
   const res = reply.raw;
   let webRequest: Request;
   let legacy: boolean;
@@ -366,7 +368,7 @@ async function serveWithSdk(request: FastifyRequest, reply: FastifyReply, handli
       return void reply.code(200).type('application/json').send({ jsonrpc: '2.0', id: requestIdOf(request.body), error: { code: -32602, message: `Invalid params: ${problem}.` } });
     }
   }
-  const caller = new RequestCaller(request, auth, budget, legacy ? 'legacy' : 'modern', res);
+  const caller = new RequestCaller(request, auth, owner, legacy ? 'legacy' : 'modern', res);
   const authInfo = authInfoFor(caller);
   handOver(reply);
   try {

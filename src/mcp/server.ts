@@ -36,7 +36,7 @@ export type CacheScope = 'public' | 'private';
  *
  * Registering another tool: call server.registerTool here (or in a register* function called
  * here), read the caller (its address, the signed-in maker and the scopes granted) inside the
- * handler with callerOf(ctx), spend a budget with spendBudget(deps.rateLimits, caller, bucket),
+ * handler with callerOf(ctx), spend a budget with spendBudget(deps.budgets, caller, bucket),
  * and shape the result for caller.era (tool-result.ts); tools/list then advertises it with its
  * input and output schemas. Only the three read tools and the resources also have the fast path
  * of direct-read-calls.ts; every other call is served by the SDK, unchanged.

@@ -80,7 +80,7 @@ export function registerSubmitPrompt(server: McpServer, deps: McpDeps): void {
     async (args, ctx) => {
       const caller = callerOf(ctx);
       try {
-        await spendBudget(deps.rateLimits, caller, 'other');
+        await spendBudget(deps.budgets, caller, 'other');
       } catch (err) {
         if (err instanceof CatalogError) throw promptRefused(RATE_LIMITED, err.message, err);
         throw err;

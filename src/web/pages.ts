@@ -2,8 +2,8 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import type { Accounts } from '../auth/accounts.ts';
 import type { MakerCatalog } from '../catalog/maker-catalog.ts';
 import type { Pool } from '../db/pool.ts';
-import type { RateLimits } from '../http/rate-limit.ts';
-import { addRateLimitHook } from '../http/rate-limit-hook.ts';
+import type { Budgets } from '../budgets/budgets.ts';
+import { addBudgetHook } from '../http/budget-hook.ts';
 import type { ReadService } from '../read/read-service.ts';
 import { registerAccountPages } from './makers/account-routes.tsx';
 import { registerAdminPages } from './admin/admin-routes.tsx';
@@ -21,7 +21,7 @@ import { registerStylesheet } from './stylesheet.ts';
 
 export interface PagesDeps extends PaymentPagesDeps {
   read: ReadService;
-  rateLimits: RateLimits;
+  budgets: Budgets;
   config: { cache: { maxAgeSeconds: number }; publicUrl: string };
   pool: Pool;
   accounts: Accounts;
@@ -59,7 +59,7 @@ export async function registerPages(app: FastifyInstance, deps: PagesDeps): Prom
     registerRobotsTxt(web, deps);
     await web.register(async (pages) => {
       // Pages have a budget of their own: browsing, or a maker's work, never spends the API's.
-      addRateLimitHook(pages, deps.rateLimits, 'pages');
+      addBudgetHook(pages, deps.budgets, 'pages');
       registered = { cache: registerDirectoryPages(pages, deps).cache, securityHeaders };
       // The sitemap and the Atom feeds: a crawler's visits spend the pages' budget, like pages.
       registerMachineReadable(pages, deps);

@@ -26,7 +26,7 @@ describeInBrowser('the consumer keys page in a browser', (browser) => {
   /** Waits until the service's table of keys takes (or refuses) the key: it reloads when notified. */
   async function keyLoaded(key: string, works = true): Promise<void> {
     const deadline = Date.now() + 2000;
-    while (stack.service.consumerAuth.keys.check(`Bearer ${key}`).ok !== works && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while (stack.service.budgets.keys.check(`Bearer ${key}`).ok !== works && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   }
 
   const pageWidth = (page: Page) => page.evaluate(() => Math.max(document.documentElement.scrollWidth, document.body.scrollWidth));

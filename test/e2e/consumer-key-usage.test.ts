@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keyUsage } from '../../src/auth/consumer-keys.ts';
+import { keyUsage } from '../../src/auth/consumer-keys/consumer-keys.ts';
 import { runCatalogCommand } from '../helpers/review.ts';
 import { freePort, startTestStack, type TestStack } from '../helpers/stack.ts';
 import { skipWithoutRedisServer, startTestRedis, type RedisServer } from '../helpers/redis.ts';

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import pino from 'pino';
-import { createKey } from '../../src/auth/consumer-keys.ts';
+import { createKey } from '../../src/auth/consumer-keys/consumer-keys.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { startService, type RunningService } from '../../src/service.ts';
 import type { TestStack } from './stack.ts';
@@ -66,7 +66,7 @@ export async function keysForTwins(stack: TestStack, twin: RunningService, name:
   const plainKey = (await createKey(stack.db.pool, { name: `${name}-plain`, limits })).key;
   for (const service of [stack.service, twin]) {
     for (const key of [directKey, plainKey]) {
-      while (!service.consumerAuth.keys.check(`Bearer ${key}`).ok) await new Promise((r) => setTimeout(r, 20));
+      while (!service.budgets.keys.check(`Bearer ${key}`).ok) await new Promise((r) => setTimeout(r, 20));
     }
   }
   return { directKey, plainKey };

@@ -6,8 +6,8 @@ import { describe, expect, it } from 'vitest';
 
 /**
  * The code map of ARCHITECTURE.md, held against the code's own imports: every folder imports only
- * folders on the floors below it, no files import each other in a circle, and each kind of table
- * has its one writer.
+ * folders on the floors below it, no files import each other in a circle, no folder is crowded,
+ * and each kind of table has its one writer.
  */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -46,6 +46,14 @@ const MAY_IMPORT: Record<string, readonly string[]> = Object.fromEntries(
     row.rooms.map((room) => [room, named(row.mayImport)]),
   ),
 );
+
+/** The most files a folder of src/ holds directly (its README among them, its subfolders' not). */
+const MAX_FILES_IN_A_FOLDER = 20;
+
+/** Every folder under `dir`, `dir` included, from the root. */
+function foldersOf(dir: string): string[] {
+  return [dir, ...readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? foldersOf(path.posix.join(dir, entry.name)) : []))];
+}
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
@@ -149,6 +157,13 @@ describe('the code map', () => {
     };
     for (const file of FILES) if (!state.has(file)) visit(file);
     expect(circles).toEqual([]);
+  });
+
+  it(`no folder of src/ holds more than ${MAX_FILES_IN_A_FOLDER} files directly`, () => {
+    const crowded = foldersOf('src')
+      .map((dir) => `${dir}: ${readdirSync(path.join(ROOT, dir), { withFileTypes: true }).filter((entry) => entry.isFile()).length}`)
+      .filter((line) => Number(line.split(': ')[1]) > MAX_FILES_IN_A_FOLDER);
+    expect(crowded).toEqual([]);
   });
 
   it('http and mcp share the composition type and never import each other, pages or the composition', () => {

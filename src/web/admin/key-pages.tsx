@@ -9,7 +9,7 @@ import {
   type KeyInfo,
   type KeyStatus,
   type UsageDay,
-} from '../../auth/consumer-keys.ts';
+} from '../../auth/consumer-keys/consumer-keys.ts';
 import { Card } from '../components/card.tsx';
 import { Button, ErrorSummary, Field, Form, FormActions, LinkButton, fieldId } from '../components/forms.tsx';
 import type { NoticeMessage } from '../components/notice.tsx';

@@ -14,7 +14,7 @@ import {
   revokeKey,
   rotateKey,
   type KeyFamily,
-} from '../../auth/consumer-keys.ts';
+} from '../../auth/consumer-keys/consumer-keys.ts';
 import type { Pool } from '../../db/pool.ts';
 import type { Session } from '../components/layout.tsx';
 import type { NoticeMessage } from '../components/notice.tsx';

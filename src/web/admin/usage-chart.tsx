@@ -1,4 +1,4 @@
-import type { UsageDay } from '../../auth/consumer-keys.ts';
+import type { UsageDay } from '../../auth/consumer-keys/consumer-keys.ts';
 
 /**
  * A consumer key's requests per UTC day as a bar chart: server-rendered SVG, no script. Each

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createKey, keyUsage, pruneKeyUsage } from '../../../src/auth/consumer-keys.ts';
+import { createKey, keyUsage, pruneKeyUsage } from '../../../src/auth/consumer-keys/consumer-keys.ts';
 import { pruneOAuthRecords } from '../../../src/auth/oauth-store.ts';
 import { pruneSessions } from '../../../src/auth/sessions.ts';
 import { claimScheduledRun } from '../../../src/auth/upkeep.ts';

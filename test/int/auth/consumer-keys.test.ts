@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKeyTable, type KeyCheck, type KeyTable } from '../../../src/auth/consumer-key-table.ts';
+import { createKeyTable, type KeyCheck, type KeyTable } from '../../../src/auth/consumer-keys/consumer-key-table.ts';
 import {
   addUsage,
   changeKey,
@@ -18,7 +18,7 @@ import {
   rotateKey,
   utcDay,
   type UsageCount,
-} from '../../../src/auth/consumer-keys.ts';
+} from '../../../src/auth/consumer-keys/consumer-keys.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createKey } from '../../../src/auth/consumer-keys.ts';
+import { createKey } from '../../../src/auth/consumer-keys/consumer-keys.ts';
 import { parsePage } from '../../helpers/html.ts';
 import { authorizationRequest, decideConsent, jwtClaims, oauthPost, pkcePair, registerPublicClient, signIn, type Browser } from '../../helpers/oauth.ts';
 import { startTestStack, type TestStack } from '../../helpers/stack.ts';

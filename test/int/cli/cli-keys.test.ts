@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addUsage, createKey, newUsageBatchId, revokeKey, utcDay } from '../../../src/auth/consumer-keys.ts';
+import { addUsage, createKey, newUsageBatchId, revokeKey, utcDay } from '../../../src/auth/consumer-keys/consumer-keys.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { runCatalogCommand, type CommandRun } from '../../helpers/review.ts';
 

@@ -13,7 +13,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { changeKey, createKey, keyUsage, newKey, revokeKey, rotateKey, utcDay, type KeyLimits } from '../../../src/auth/consumer-keys.ts';
+import { changeKey, createKey, keyUsage, newKey, revokeKey, rotateKey, utcDay, type KeyLimits } from '../../../src/auth/consumer-keys/consumer-keys.ts';
 import { loadConfig } from '../../../src/config/config.ts';
 import { startService, type RunningService } from '../../../src/service.ts';
 import { LIVE_SLUGS_NEWEST_FIRST } from '../../helpers/fixtures.ts';
@@ -122,7 +122,7 @@ let keyCount = 0;
 async function makeKey(limits: Partial<KeyLimits> = {}, expiresOn?: string): Promise<{ name: string; key: string }> {
   const name = `http-${++keyCount}-${Date.now().toString(36)}`;
   const issued = await createKey(stack.db.pool, { name, limits, ...(expiresOn !== undefined && { expiresOn }) });
-  await untilTrue(() => [stack.service, second, memory, plain].every((s) => s.consumerAuth.keys.check(bearer(issued.key)).ok), 5000, 'the new key reaching every process');
+  await untilTrue(() => [stack.service, second, memory, plain].every((s) => s.budgets.keys.check(bearer(issued.key)).ok), 5000, 'the new key reaching every process');
   return { name, key: issued.key };
 }
 
@@ -315,7 +315,7 @@ describe.skipIf(skip)('one process, budgets in memory', () => {
     const revoked = await makeKey();
     await revokeKey(stack.db.pool, revoked.name);
     const expired = await createKey(stack.db.pool, { name: `http-expired-${Date.now().toString(36)}`, expiresOn: utcDay(Date.now() - 86_400_000) });
-    await untilTrue(() => !memory.consumerAuth.keys.check(bearer(revoked.key)).ok && memory.consumerAuth.keys.check(bearer(expired.key)).ok === false, 5000, 'revocation');
+    await untilTrue(() => !memory.budgets.keys.check(bearer(revoked.key)).ok && memory.budgets.keys.check(bearer(expired.key)).ok === false, 5000, 'revocation');
     const valid = victim.key;
     const mistyped = `${valid.slice(0, 20)}${valid[20] === 'A' ? 'B' : 'A'}${valid.slice(21)}`;
     const utf8 = (text: string) => Buffer.from(text, 'utf8').toString('latin1');
@@ -429,7 +429,7 @@ describe.skipIf(skip)('MCP', () => {
   it('an invalid consumer key is 401 INVALID_KEY there too; any other token is an access token, checked as one', async () => {
     const revoked = await makeKey();
     await revokeKey(stack.db.pool, revoked.name);
-    await untilTrue(() => !memory.consumerAuth.keys.check(bearer(revoked.key)).ok, 5000, 'revocation');
+    await untilTrue(() => !memory.budgets.keys.check(bearer(revoked.key)).ok, 5000, 'revocation');
     for (const [authorization, message] of [
       [bearer(newKey()), /not known here/],
       [bearer(revoked.key), /revoked/],
@@ -507,7 +507,7 @@ describe.skipIf(skip)('two processes sharing Redis', () => {
     for (let i = 1; i <= 3; i++) expect((await send(i % 2 ? redisA : redisB, pathOf('search', i), as(ip, key))).status).toBe(200);
     for (const base of [redisA, redisB, redisA, redisB]) expectKeyRefused(await send(base, pathOf('search', 1), as(ip, key)), 'search', 3);
     await changeKey(stack.db.pool, name, { limits: { search: 5 } });
-    await untilTrue(() => [stack.service, second].every((s) => { const c = s.consumerAuth.keys.check(bearer(key)); return c.ok && c.key.limits.search === 5; }), 1500, 'the new budget');
+    await untilTrue(() => [stack.service, second].every((s) => { const c = s.budgets.keys.check(bearer(key)); return c.ok && c.key.limits.search === 5; }), 1500, 'the new budget');
     expectKeyed(await send(redisB, pathOf('search', 1), as(ip, key)), 'search', 5, 1);
     expectKeyed(await send(redisA, pathOf('search', 2), as(ip, key)), 'search', 5, 0);
     expectKeyRefused(await send(redisB, pathOf('search', 1), as(ip, key)), 'search', 5);

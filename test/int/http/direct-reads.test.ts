@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createKey, newKey } from '../../../src/auth/consumer-keys.ts';
+import { createKey, newKey } from '../../../src/auth/consumer-keys/consumer-keys.ts';
 import { keysForTwins, rawRequest, startTwinWithoutDirectPaths, type RawAnswer } from '../../helpers/twin-service.ts';
 import type { RunningService } from '../../../src/service.ts';
 import { FIXTURE_CATEGORIES, LIVE_SLUGS_NEWEST_FIRST, NOT_LIVE_SLUGS } from '../../helpers/fixtures.ts';
@@ -286,7 +286,7 @@ describe('direct read path, switched off by the service', () => {
       // A consumer key is named by its name in the access line, never written itself (not even
       // when a client puts it in the URL as well).
       const { key } = await createKey(stack.db.pool, { name: 'logged-by-name' });
-      while (!stack.service.consumerAuth.keys.check(`Bearer ${key}`).ok) await new Promise((r) => setTimeout(r, 20));
+      while (!stack.service.budgets.keys.check(`Bearer ${key}`).ok) await new Promise((r) => setTimeout(r, 20));
       const keyed = await fetch(`${stack.baseUrl}/api/v1/products/${LIVE_SLUGS_NEWEST_FIRST[0]}`, { headers: { authorization: `Bearer ${key}` } });
       expect(keyed.status).toBe(200);
       expect((await fetch(`${stack.baseUrl}/api/v1/categories?key=${key}`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(400);

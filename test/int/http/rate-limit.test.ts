@@ -2,7 +2,10 @@ import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fast
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { registerErrorHandling } from '../../../src/http/errors.ts';
 import { createMetrics } from '../../../src/http/metrics.ts';
-import { createRateLimits, rateLimitHeaders } from '../../../src/http/rate-limit.ts';
+import { createBudgets } from '../../../src/budgets/budgets.ts';
+import { createLeaseStore, type LeaseStore } from '../../../src/budgets/lease-store.ts';
+import { rateLimitHeaders } from '../../../src/budgets/rate-limit-headers.ts';
+import type { Bucket, Counted } from '../../../src/budgets/verdict.ts';
 import { registerRest } from '../../../src/http/rest.ts';
 import { startTestStack, type TestStack } from '../../helpers/stack.ts';
 import { uniqueIp } from './rest-support.ts';
@@ -152,14 +155,22 @@ test('refusals are counted per bucket in /metrics', async () => {
   expect(metrics.body).toMatch(/^catalog_rate_limit_rejections_total\{bucket="other"\} \d+$/m);
 });
 
+/** A unit spent in memory, which is decided at once. */
+function spendNow(store: LeaseStore, bucket: Bucket, ip: string): Counted {
+  const verdict = store.spend(bucket, ip, undefined);
+  if (verdict instanceof Promise) throw new Error('a budget in memory was not decided at once');
+  return verdict;
+}
+
 test('the budget comes back when the window ends (a 2-second window stands in for the minute)', async () => {
   // The service always uses the spec's minute; only the window length differs here.
-  const rateLimits = createRateLimits({ searchPerMinute: 30, otherPerMinute: 60, windowSeconds: 2 });
+  const store = createLeaseStore({ searchPerMinute: 30, otherPerMinute: 60, windowSeconds: 2 });
   const short = Fastify();
   registerErrorHandling(short);
-  const { config, read, feed, mirror, consumerAuth } = stack.service;
-  const metrics = createMetrics({ read, rateLimits, mirror, lag: async () => ({ unprojectedRows: 0, oldestUnprojectedAgeSeconds: 0 }) });
-  await registerRest(short, { config, read, feed, rateLimits, consumerAuth, metrics });
+  const { config, read, feed, mirror } = stack.service;
+  const budgets = createBudgets({ store, keys: stack.service.budgets.keys, signedIn: config.rateLimits.signedIn });
+  const metrics = createMetrics({ read, budgets: store, mirror, lag: async () => ({ unprojectedRows: 0, oldestUnprojectedAgeSeconds: 0 }) });
+  await registerRest(short, { config, read, feed, budgets, metrics });
   try {
     const ip = uniqueIp();
     const send = () => short.inject({ method: 'GET', url: '/api/v1/search', remoteAddress: ip });
@@ -176,40 +187,45 @@ test('the budget comes back when the window ends (a 2-second window stands in fo
     expect(back.headers['x-ratelimit-remaining']).toBe('29');
   } finally {
     await short.close();
-    await rateLimits.close();
+    await store.close();
   }
 });
 
 test('an address seen again after more than 10,000 others keeps its count, and each limit has its own header texts', async () => {
-  const rateLimits = createRateLimits({ searchPerMinute: 3, otherPerMinute: 5 });
-  const wider = createRateLimits({ searchPerMinute: 30, otherPerMinute: 50 });
+  const store = createLeaseStore({ searchPerMinute: 3, otherPerMinute: 5 });
+  const wider = createLeaseStore({ searchPerMinute: 30, otherPerMinute: 50 });
   try {
     const ip = uniqueIp();
-    expect(rateLimits.consumeNow('search', ip)).toMatchObject({ allowed: true, remaining: 2 });
+    expect(spendNow(store, 'search', ip)).toMatchObject({ allowed: true, remaining: 2 });
     // More addresses than a bucket keeps the limiter keys of: they are all let go meanwhile.
-    for (let i = 0; i < 10_001; i++) rateLimits.consumeNow('search', `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`);
-    expect(rateLimits.consumeNow('search', ip)).toMatchObject({ allowed: true, remaining: 1 });
-    expect(rateLimits.consumeNow('search', ip)).toMatchObject({ allowed: true, remaining: 0 });
-    expect(rateLimits.consumeNow('search', ip)).toMatchObject({ allowed: false, remaining: 0 });
+    for (let i = 0; i < 10_001; i++) spendNow(store, 'search', `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`);
+    expect(spendNow(store, 'search', ip)).toMatchObject({ allowed: true, remaining: 1 });
+    expect(spendNow(store, 'search', ip)).toMatchObject({ allowed: true, remaining: 0 });
+    expect(spendNow(store, 'search', ip)).toMatchObject({ allowed: false, remaining: 0 });
     // The limit's own texts, for a bucket of the same name with another limit in the same process.
-    const narrow = rateLimitHeaders(rateLimits.consumeNow('other', ip)!);
-    const wide = rateLimitHeaders(wider.consumeNow('other', ip)!);
+    const narrow = rateLimitHeaders(spendNow(store, 'other', ip));
+    const wide = rateLimitHeaders(spendNow(wider, 'other', ip));
     expect([narrow['x-ratelimit-limit'], narrow['ratelimit-policy']]).toEqual(['5', '"other";q=5;w=60']);
     expect([wide['x-ratelimit-limit'], wide['ratelimit-policy']]).toEqual(['50', '"other";q=50;w=60']);
-    expect(rateLimitHeaders(rateLimits.consumeNow('other', ip)!)['ratelimit-policy']).toBe('"other";q=5;w=60');
+    expect(rateLimitHeaders(spendNow(store, 'other', ip))['ratelimit-policy']).toBe('"other";q=5;w=60');
   } finally {
-    await rateLimits.close();
+    await store.close();
     await wider.close();
   }
 });
 
-test('a budget in memory is spent the same decided at once or through the promise, one count, one window', async () => {
-  const rateLimits = createRateLimits({ searchPerMinute: 30, otherPerMinute: 5 });
+test('a budget in memory is decided at once, by the store or the budgets\' one decision: one count, one window', async () => {
+  const store = createLeaseStore({ searchPerMinute: 30, otherPerMinute: 5 });
+  const budgets = createBudgets({ store, keys: stack.service.budgets.keys, signedIn: stack.service.config.rateLimits.signedIn });
   try {
     const ip = uniqueIp();
     const decisions = [];
-    // Alternating roads on one client address and bucket: one count between them.
-    for (let i = 0; i < 7; i++) decisions.push(i % 2 === 0 ? rateLimits.consumeNow('other', ip) : await rateLimits.consume('other', ip));
+    // Alternating doors on one client address and bucket: one count between them, never a promise.
+    for (let i = 0; i < 7; i++) {
+      const verdict = i % 2 === 0 ? store.spend('other', ip, undefined) : budgets.decide('other', ip, undefined);
+      expect(verdict).not.toBeInstanceOf(Promise);
+      decisions.push(verdict as Counted);
+    }
     expect(decisions.map((d) => d && [d.allowed, d.remaining])).toEqual([
       [true, 4],
       [true, 3],
@@ -221,11 +237,11 @@ test('a budget in memory is spent the same decided at once or through the promis
     ]);
     for (const d of decisions) expect(d).toMatchObject({ bucket: 'other', limit: 5, windowSeconds: 60 });
     expect(decisions.every((d) => d!.resetSeconds >= 59 && d!.resetSeconds <= 60)).toBe(true);
-    expect(rateLimits.rejections.other).toBe(2);
+    expect(store.rejections.other).toBe(2);
     // Another bucket and another address have budgets of their own.
-    expect(rateLimits.consumeNow('search', ip)).toMatchObject({ allowed: true, remaining: 29 });
-    expect(rateLimits.consumeNow('other', uniqueIp())).toMatchObject({ allowed: true, remaining: 4 });
+    expect(spendNow(store, 'search', ip)).toMatchObject({ allowed: true, remaining: 29 });
+    expect(spendNow(store, 'other', uniqueIp())).toMatchObject({ allowed: true, remaining: 4 });
   } finally {
-    await rateLimits.close();
+    await store.close();
   }
 });

@@ -12,7 +12,7 @@ import http from 'node:http';
 import { randomInt } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { newKey } from '../../../src/auth/consumer-keys.ts';
+import { newKey } from '../../../src/auth/consumer-keys/consumer-keys.ts';
 import type { RunningService } from '../../../src/service.ts';
 import { LIVE_SLUGS_NEWEST_FIRST, NOT_LIVE_SLUGS } from '../../helpers/fixtures.ts';
 import { startTestStack, type TestStack } from '../../helpers/stack.ts';

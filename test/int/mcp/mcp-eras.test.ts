@@ -1,6 +1,6 @@
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKey } from '../../../src/auth/consumer-keys.ts';
+import { createKey } from '../../../src/auth/consumer-keys/consumer-keys.ts';
 import { serviceIcons } from '../../../src/contract/service-identity.ts';
 import { connectMcp, ERAS } from '../../helpers/mcp-clients.ts';
 import { makerToken } from '../../helpers/oauth.ts';
@@ -35,7 +35,7 @@ beforeAll(async () => {
   // The service's own address as PUBLIC_URL: the sign-in flow follows the links it sends.
   stack = await startTestStack({ realPublicUrl: true, env: { RATE_LIMIT_SEARCH_PER_MIN: '1000', RATE_LIMIT_OTHER_PER_MIN: '1000' } });
   key = (await createKey(stack.db.pool, { name: `eras-${Date.now().toString(36)}`, limits: { search: 1000, other: 1000 } })).key;
-  while (!stack.service.consumerAuth.keys.check(`Bearer ${key}`).ok) await new Promise((r) => setTimeout(r, 20));
+  while (!stack.service.budgets.keys.check(`Bearer ${key}`).ok) await new Promise((r) => setTimeout(r, 20));
 });
 
 afterAll(async () => {

@@ -1,9 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { keyOfHeader, MALFORMED_HEADER, type KeyCheck } from '../../../src/auth/consumer-key-table.ts';
+import { keyOfHeader, MALFORMED_HEADER, type KeyCheck } from '../../../src/auth/consumer-keys/consumer-key-table.ts';
 import {
   DEFAULT_KEY_LIMITS,
   expiryMs,
+  isKeyBearer,
   KEY_LENGTH,
   KeyInputError,
   keyShapeProblem,
@@ -14,8 +15,9 @@ import {
   parseKeyLimit,
   parseKeyName,
   shownPrefix,
-} from '../../../src/auth/consumer-keys.ts';
-import { keyChallenge } from '../../../src/http/consumer-auth.ts';
+  withoutKeys,
+} from '../../../src/auth/consumer-keys/consumer-keys.ts';
+import { keyChallenge } from '../../../src/contract/errors.ts';
 
 /**
  * Consumer keys as pure code: the key's shape and check characters, the operator's input at its
@@ -202,6 +204,19 @@ describe('the Authorization header', () => {
         if (!result.ok) expect(result.message).not.toContain(token.trim());
       }),
     );
+  });
+
+  it('a bearer token is a key when it starts as a key does, in any case, whatever the spacing; anything else is an access token', () => {
+    const key = newKey();
+    for (const value of [`Bearer ${key}`, `bearer ${key}`, `  BEARER \t${key}  `, 'Bearer ck_', 'Bearer ck_mistyped', 'Bearer CK_abc']) expect(isKeyBearer(value), value).toBe(true);
+    for (const value of [key, `Basic ${key}`, 'Bearer eyJhbGciOiJFUzI1NiJ9.e30.sig', `Bearer  x${key}`, 'Bearer'])
+      expect(isKeyBearer(value), value).toBe(false);
+  });
+
+  it('a key in a text is shown as its prefix only, as its shape says', () => {
+    const key = newKey();
+    expect(withoutKeys(`/api/v1/search?key=${key}&q=${key.slice(0, 7)}`)).toBe('/api/v1/search?key=ck_…&q=ck_…');
+    expect(withoutKeys('/api/v1/search?q=ck_ab')).toBe('/api/v1/search?q=ck_ab');
   });
 
   it('the challenge of a 401 is a header value: printable ASCII, no quote inside its quoted string', () => {

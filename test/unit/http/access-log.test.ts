@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import { withoutKeys } from '../../../src/http/infrastructure.ts';
+import { withoutKeys } from '../../../src/auth/consumer-keys/consumer-keys.ts';
 
 test('the access log never holds a consumer key put in a URL', () => {
   const key = 'ck_Z5WzmAtCsGgWCXVUFaC81gQb9eioxZFp3rdiWv';

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { CatalogError, isHeldRefusal } from '../../../src/contract/errors.ts';
 import { loadConfig } from '../../../src/config/config.ts';
 import { connectionCap, DEFAULT_MAX_CONNECTIONS, DESCRIPTOR_RESERVE, fileDescriptorLimit, serverTimeouts } from '../../../src/http/connection-limits.ts';
-import { createHeldRequests } from '../../../src/http/held-requests.ts';
+import { createHeldRequests } from '../../../src/http/feed/held-requests.ts';
 
 const address = (id: string) => ({ kind: 'address', id }) as const;
 const key = (id: string) => ({ kind: 'key', id }) as const;

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { catalogDifferences, type CatalogChange, type PublicEntry } from '../../../projector/change-log.ts';
 import type { CatalogError } from '../../../src/contract/errors.ts';
-import { negotiateCoding, ndjsonStream } from '../../../src/http/export-stream.ts';
+import { negotiateCoding, ndjsonStream } from '../../../src/http/feed/export-stream.ts';
 import { exportEtag, formatCursor, parseCursor } from '../../../src/read/feed-cursor.ts';
 import { parseChangesParams } from '../../../src/read/params.ts';
 

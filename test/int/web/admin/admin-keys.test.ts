@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addUsage, listKeys, newUsageBatchId, utcDay } from '../../../../src/auth/consumer-keys.ts';
+import { addUsage, listKeys, newUsageBatchId, utcDay } from '../../../../src/auth/consumer-keys/consumer-keys.ts';
 import { findOrCreateMaker, setAdmin } from '../../../../src/auth/makers.ts';
 import { parsePage } from '../../../helpers/html.ts';
 import { fillAndPost, formEntries, post, shownErrors, shownValue, typed } from '../../../helpers/maker-pages.ts';
@@ -53,7 +53,7 @@ async function withKey(key: string): Promise<{ status: number; limit: string | n
  */
 async function keyLoaded(key: string, works = true): Promise<void> {
   const deadline = Date.now() + 2000;
-  while (stack.service.consumerAuth.keys.check(`Bearer ${key}`).ok !== works && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  while (stack.service.budgets.keys.check(`Bearer ${key}`).ok !== works && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
 }
 
 /** The secrets a page shows. */

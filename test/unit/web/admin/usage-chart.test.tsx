@@ -1,6 +1,6 @@
 import { renderToString } from 'preact-render-to-string';
 import { describe, expect, it } from 'vitest';
-import type { UsageDay } from '../../../../src/auth/consumer-keys.ts';
+import type { UsageDay } from '../../../../src/auth/consumer-keys/consumer-keys.ts';
 import { UsageChart, scaleTop } from '../../../../src/web/admin/usage-chart.tsx';
 import { parsePage } from '../../../helpers/html.ts';
 

@@ -1,16 +1,15 @@
 import { Readable, pipeline } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { KeyTable } from '../auth/consumer-key-table.ts';
-import type { Config } from '../config/config.ts';
-import { invalidKey } from '../contract/errors.ts';
-import type { ChangeFeed } from '../read/change-feed.ts';
-import { exportEtag, formatCursor } from '../read/feed-cursor.ts';
-import { parseChangesParams, parseNoParams } from '../read/params.ts';
-import { ifNoneMatchMatches, NO_STORE } from './caching.ts';
-import { keyChallenge, keyOfRequest } from './consumer-auth.ts';
+import type { Budgets } from '../../budgets/budgets.ts';
+import type { Config } from '../../config/config.ts';
+import type { ChangeFeed } from '../../read/change-feed.ts';
+import { exportEtag, formatCursor } from '../../read/feed-cursor.ts';
+import { parseChangesParams, parseNoParams } from '../../read/params.ts';
+import { ifNoneMatchMatches, NO_STORE } from '../caching.ts';
+import { keyOfRequest } from '../budget-hook.ts';
 import { compressorFor, ndjsonStream, negotiateCoding } from './export-stream.ts';
 import { createHeldRequests, type HeldHolder } from './held-requests.ts';
-import type { Metrics } from './metrics.ts';
+import type { Metrics } from '../metrics.ts';
 
 /**
  * GET /export and GET /changes under /api/v1 (docs/api.md: "Export and change feed"), registered
@@ -20,7 +19,7 @@ import type { Metrics } from './metrics.ts';
  * poll counts once, when it arrives. Long polls and exports held open at once are capped per
  * address (per key for a keyed request) and in the process (held-requests.ts, docs/connections.md).
  */
-export function registerFeedRoutes(api: FastifyInstance, deps: { feed: ChangeFeed; config: Config; keys: KeyTable; metrics: Metrics }): void {
+export function registerFeedRoutes(api: FastifyInstance, deps: { feed: ChangeFeed; config: Config; budgets: Budgets; metrics: Metrics }): void {
   const { feed } = deps;
   // A copy up to five minutes old is still exact once followed from its own cursor, so the
   // export may be kept as long as the spec lets an edge keep anything (and browsers alike);
@@ -89,19 +88,17 @@ export function registerFeedRoutes(api: FastifyInstance, deps: { feed: ChangeFee
       request.raw.socket?.setTimeout?.((query.wait + 15) * 1000);
       reply.raw.once('close', onClose);
     }
-    // A long poll with a key that is revoked (or stops) meanwhile ends at once, refused.
+    // A long poll with a key that is revoked (or stops) meanwhile ends at once, refused: its key
+    // is checked again (nothing spent, no guess counted).
     const key = keyOfRequest(request);
-    const keyStillValid = () => deps.keys.check(request.headers.authorization ?? '');
-    const stopWatching = key && query.wait > 0 ? deps.keys.onChange(() => keyStillValid().ok || gone.abort()) : undefined;
+    const keyAgain = () => deps.budgets.decide(undefined, request.ip, request.headers.authorization);
+    const stopWatching = key && query.wait > 0 ? deps.budgets.keys.onChange(() => keyAgain().allowed || gone.abort()) : undefined;
     const answering = feed.changes(query, AbortSignal.any([gone.signal, closing.signal]));
     polls.add(answering);
     try {
       const answer = await answering;
-      const check = key ? keyStillValid() : undefined;
-      if (check && !check.ok) {
-        reply.header('www-authenticate', keyChallenge(check.message));
-        throw invalidKey(check.message);
-      }
+      const again = key ? keyAgain() : undefined;
+      if (again && !again.allowed) throw again.refusal;
       // Answered because the server is closing: the connection must not be kept for another request.
       if (closing.signal.aborted) reply.header('connection', 'close');
       return reply.header('cache-control', NO_STORE).type('application/json; charset=utf-8').send(answer.body);

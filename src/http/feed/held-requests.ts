@@ -1,5 +1,5 @@
-import type { HeldLimits } from '../config/config.ts';
-import { heldFull, tooManyHeld, type CatalogError, type HeldKind } from '../contract/errors.ts';
+import type { HeldLimits } from '../../config/config.ts';
+import { heldFull, tooManyHeld, type CatalogError, type HeldKind } from '../../contract/errors.ts';
 
 /**
  * Counts the requests of one kind held open at once (change-feed long polls, exports), per

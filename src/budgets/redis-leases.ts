@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 
 /**
@@ -25,13 +24,7 @@ import type { Redis } from 'ioredis';
  * minute ends), at no cost to Redis. A process that dies with a lease loses its units for the
  * rest of that window (at most a tenth of a second's worth of its requests).
  *
- * Consumer keys' usage is counted in Redis too: every request of a key answered (or refused)
- * in one round of the event loop is added to one Redis hash in one write, and the decisions
- * of that round resolve only once the write is on its way: an answer is never sent before its
- * count, so an API process killed at any moment loses no count of an answer its client saw.
- * The hash is moved to PostgreSQL every second (takeUsage): renamed to a batch of its own in
- * one atomic step and listed in a set, so every count is in exactly one batch, and a batch is
- * deleted only once PostgreSQL has it.
+ * (Consumer keys' usage is counted in the same Redis, by key-usage.ts.)
  */
 export interface LeaseDecision {
   readonly allowed: boolean;
@@ -41,27 +34,11 @@ export interface LeaseDecision {
   readonly msLeft: number;
 }
 
-/** Counts of consumer keys waiting to be written to PostgreSQL. */
-export interface UsageBatch {
-  readonly id: string;
-  /** `keyId|day|column` → requests. */
-  readonly counts: ReadonlyMap<string, number>;
-  /** Called once PostgreSQL holds the batch (or held it already): it is let go. */
-  done(): Promise<void>;
-}
-
-export interface RedisBudgets {
+export interface RedisLeases {
   /** A decision from this process's lease, made at once, or undefined when Redis must be asked. */
   tryNow(key: string, limit: number): LeaseDecision | undefined;
   /** A decision, asking Redis for a lease when this process holds none (rejects when Redis is away). */
   decide(key: string, limit: number): Promise<LeaseDecision>;
-  /**
-   * Counts one request of a consumer key (`keyId|day|column`); resolves with `value` once the
-   * count is written to Redis (or, with Redis away, handed to `fallback` to keep in memory).
-   */
-  countUsage<T>(field: string, fallback: (field: string, n: number) => void, value: T): Promise<T>;
-  /** Every usage batch waiting in Redis, the counts written since the last call among them. */
-  takeUsage(): Promise<UsageBatch[]>;
   /** Gives every unused lease back (shutdown). */
   close(): Promise<void>;
 }
@@ -136,18 +113,9 @@ end
 return 0
 `;
 
-const TAKE_SCRIPT = `
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  redis.call('RENAME', KEYS[1], KEYS[3])
-  redis.call('SADD', KEYS[2], KEYS[3])
-end
-return redis.call('SMEMBERS', KEYS[2])
-`;
-
 type ScriptClient = Redis & {
   catalogReserve(numKeys: number, ...args: Array<string | number>): Promise<number[]>;
   catalogReturn(numKeys: number, ...args: Array<string | number>): Promise<number>;
-  catalogTakeUsage(usage: string, batches: string, batch: string): Promise<string[]>;
 };
 
 interface Waiter {
@@ -179,17 +147,13 @@ interface Lease {
   asking: boolean;
 }
 
-export function createRedisBudgets(redis: Redis, opts: { prefix: string; windowMs: number; now?: () => number; usageSpace: string }): RedisBudgets {
+export function createRedisLeases(redis: Redis, opts: { prefix: string; windowMs: number; now?: () => number }): RedisLeases {
   const client = redis as ScriptClient;
   if (typeof client.catalogReserve !== 'function') {
     redis.defineCommand('catalogReserve', { lua: RESERVE_SCRIPT });
     redis.defineCommand('catalogReturn', { lua: RETURN_SCRIPT });
-    redis.defineCommand('catalogTakeUsage', { numberOfKeys: 3, lua: TAKE_SCRIPT });
   }
   const now = opts.now ?? Date.now;
-  // Each catalog sharing the Redis has its own (src/auth/consumer-keys.ts: usageSpace).
-  const usageKey = `${opts.prefix}:usage:${opts.usageSpace}`;
-  const batchesKey = `${usageKey}:batches`;
   const leases = new Map<string, Lease>();
   /** Leases holding unused units, looked at by the sweep. */
   const holding = new Set<Lease>();
@@ -342,22 +306,6 @@ export function createRedisBudgets(redis: Redis, opts: { prefix: string; windowM
   const sweep = setInterval(() => void giveBack(false), SWEEP_MS);
   sweep.unref();
 
-  // Usage: the counts of one round, written in one go before that round's answers; one promise
-  // a round, which every count of the round waits for.
-  const usageWriter = createUsageWriter(redis);
-  let usageRound = new Map<string, number>();
-  let roundWritten: Promise<void> | undefined;
-  let settleRound: () => void = () => undefined;
-  let usageFallback: (field: string, n: number) => void = () => undefined;
-  const writeUsage = () => {
-    const round = usageRound;
-    const settle = settleRound;
-    usageRound = new Map();
-    roundWritten = undefined;
-    if (!usageWriter.write(usageKey, round)) for (const [field, n] of round) usageFallback(field, n);
-    settle();
-  };
-
   return {
     tryNow(key, limit) {
       const t = now();
@@ -376,85 +324,9 @@ export function createRedisBudgets(redis: Redis, opts: { prefix: string; windowM
         ask(lease);
       });
     },
-    countUsage(field, fallback, value) {
-      usageFallback = fallback;
-      if (roundWritten === undefined) {
-        roundWritten = new Promise<void>((resolve) => (settleRound = resolve));
-        setImmediate(writeUsage);
-      }
-      usageRound.set(field, (usageRound.get(field) ?? 0) + 1);
-      return roundWritten.then(() => value);
-    },
-    async takeUsage() {
-      const names = await client.catalogTakeUsage(usageKey, batchesKey, `${usageKey}:batch:${randomUUID()}`);
-      const batches: UsageBatch[] = [];
-      for (const name of names) {
-        const fields = await redis.hgetall(name);
-        const counts = new Map<string, number>();
-        for (const field in fields) counts.set(field, Number(fields[field]));
-        batches.push({
-          id: name,
-          counts,
-          async done() {
-            await redis.multi().del(name).srem(batchesKey, name).exec();
-          },
-        });
-      }
-      return batches;
-    },
     async close() {
       clearInterval(sweep);
       await giveBack(true);
-      usageWriter.close();
-    },
-  };
-}
-
-/**
- * The usage counts' own connection to Redis, on which Redis is told never to reply (CLIENT
- * REPLY OFF): a round's counts are one HINCRBY each, written to the socket in one write, with
- * nothing to wait for and no reply to read. (ioredis, which opens, authenticates and reconnects
- * the connection, would make a command, a promise and a reply of each count: several times what
- * answering the request costs.) Counts written to the socket reach Redis even if this process
- * is killed right after: with no reply ever unread, closing the socket sends what it holds.
- */
-interface UsageWriter {
-  /** Writes the counts; false when the connection is not ready (the caller keeps them). */
-  write(hash: string, counts: ReadonlyMap<string, number>): boolean;
-  close(): void;
-}
-
-function bulk(text: string): string {
-  return `$${Buffer.byteLength(text)}\r\n${text}\r\n`;
-}
-
-const REPLY_OFF = `*3\r\n${bulk('CLIENT')}${bulk('REPLY')}${bulk('OFF')}`;
-
-function createUsageWriter(redis: Redis): UsageWriter {
-  // No offline queue: counts are never queued in this process. Nagle's algorithm on: the kernel
-  // gathers the rounds' small writes while one is unacknowledged, so Redis wakes once for many
-  // (what the kernel holds is sent even if this process dies).
-  const connection = redis.duplicate({ enableOfflineQueue: false, lazyConnect: false, noDelay: false });
-  connection.on('error', () => undefined);
-  let replyOff = false;
-  connection.on('ready', () => {
-    connection.stream.write(REPLY_OFF);
-    replyOff = true;
-  });
-  connection.on('close', () => {
-    replyOff = false;
-  });
-  return {
-    write(hash, counts) {
-      if (!replyOff || connection.status !== 'ready' || !connection.stream.writable) return false;
-      const key = bulk(hash);
-      let text = '';
-      for (const [field, n] of counts) text += `*4\r\n$7\r\nHINCRBY\r\n${key}${bulk(field)}${bulk(String(n))}`;
-      connection.stream.write(text);
-      return true;
-    },
-    close() {
-      connection.disconnect();
     },
   };
 }

@@ -1,8 +1,8 @@
-import type { Pool } from '../db/pool.ts';
-import { createListener, type Subscriber } from '../db/listen.ts';
-import { createCoalescedRunner } from '../util/coalesced-runner.ts';
-import type { Log } from '../util/log.ts';
-import { hashKey, keyShapeProblem, keysVersion, loadKeySecrets, KEY_LENGTH, type KeyLimits, type KeySecretRecord } from './consumer-keys.ts';
+import type { Pool } from '../../db/pool.ts';
+import { createListener, type Subscriber } from '../../db/listen.ts';
+import { createCoalescedRunner } from '../../util/coalesced-runner.ts';
+import type { Log } from '../../util/log.ts';
+import { hashKey, keyShapeProblem, keysVersion, loadKeySecrets, KEY_LENGTH, KEY_PREFIX, type KeyLimits, type KeySecretRecord } from './consumer-keys.ts';
 
 /**
  * Every consumer key, held in the memory of each API process so that a request costs a map
@@ -41,7 +41,7 @@ const POLL_MS = 1000;
 /** What is shown back of a scheme other than Bearer: a short name such as Basic, Digest or Token. */
 const SCHEME_NAME = /^[A-Za-z][A-Za-z0-9-]{0,15}$/;
 
-export const MALFORMED_HEADER = 'The Authorization header must be "Bearer" followed by a key of this service ("Bearer ck_…")';
+export const MALFORMED_HEADER = `The Authorization header must be "Bearer" followed by a key of this service ("Bearer ${KEY_PREFIX}…")`;
 
 function malformed(detail: string): KeyCheck {
   return { ok: false, reason: 'malformed', message: `${MALFORMED_HEADER}: ${detail}.` };

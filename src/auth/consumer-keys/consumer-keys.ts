@@ -1,8 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { crc32 } from 'node:zlib';
-import type { Pool, Queryable } from '../db/pool.ts';
-import { withTransaction } from '../db/pool.ts';
-import { hashToken } from './secret-token.ts';
+import type { Pool, Queryable } from '../../db/pool.ts';
+import { withTransaction } from '../../db/pool.ts';
+import { hashToken } from '../secret-token.ts';
 
 /**
  * Consumer keys: higher request budgets by arrangement with the operator (docs/keys.md). The
@@ -21,7 +21,12 @@ export const KEY_LENGTH = KEY_PREFIX.length + BODY_LENGTH + CHECK_LENGTH;
 /** Characters of a key shown in lists and logs: the prefix and the first 8 of the body. */
 const SHOWN_LENGTH = KEY_PREFIX.length + 8;
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-const KEY_SHAPE = /^ck_[0-9A-Za-z]{38}$/;
+/** A whole key. */
+const KEY_SHAPE = new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{${BODY_LENGTH + CHECK_LENGTH}}$`);
+/** An Authorization header whose bearer token is a key (`Bearer ck_…`), not an access token. */
+const KEY_BEARER = new RegExp(`^\\s*bearer\\s+${KEY_PREFIX}`, 'i');
+/** A key, or the start of one, anywhere in a text. */
+const KEY_IN_TEXT = new RegExp(`${KEY_PREFIX}[0-9A-Za-z]{4,}`, 'g');
 
 /** The budget families a key sets, each per minute. */
 export const KEY_FAMILIES = ['search', 'other', 'export', 'changes'] as const;
@@ -87,6 +92,19 @@ export function keyShapeProblem(token: string): string | undefined {
   const body = token.slice(KEY_PREFIX.length, KEY_PREFIX.length + BODY_LENGTH);
   if (token.slice(KEY_PREFIX.length + BODY_LENGTH) !== checkOf(body)) return 'the key is not whole or was mistyped (its check characters do not match)';
   return undefined;
+}
+
+/** Whether an Authorization header's bearer token is a key of this service rather than an access token. */
+export function isKeyBearer(authorization: string): boolean {
+  return KEY_BEARER.test(authorization);
+}
+
+/**
+ * A text (a URL, say) with every key someone put in it shown as its prefix only: keys belong in
+ * the Authorization header (docs/keys.md), and a log never holds one.
+ */
+export function withoutKeys(text: string): string {
+  return text.includes(KEY_PREFIX) ? text.replace(KEY_IN_TEXT, `${KEY_PREFIX}…`) : text;
 }
 
 /** The start of a key as lists and logs show it. */
