@@ -30,10 +30,10 @@ export interface CatalogStart {
  * fixed trim threshold, so that memory freed after a burst (an export's chunks and compressor
  * state, a snapshot's read) goes back to the system instead of staying resident.
  */
-export const ALLOCATOR_ENV: Record<string, string> = { MALLOC_ARENA_MAX: '2', MALLOC_TRIM_THRESHOLD_: '131072' };
+const ALLOCATOR_ENV: Record<string, string> = { MALLOC_ARENA_MAX: '2', MALLOC_TRIM_THRESHOLD_: '131072' };
 
 /** Configuration every benchmarked process shares: no rate limit in the way, quiet logs. */
-export const BENCH_ENV: Record<string, string> = {
+const BENCH_ENV: Record<string, string> = {
   HOST: '127.0.0.1',
   PORT: '0',
   LOG_LEVEL: 'warn',
@@ -49,7 +49,7 @@ export const BENCH_ENV: Record<string, string> = {
 
 const LISTENING = /catalog (?:service|API) listening on (http:\/\/[^\s"]+)/;
 
-export async function waitReady(url: string, timeoutMs: number, stillRunning: () => boolean): Promise<void> {
+async function waitReady(url: string, timeoutMs: number, stillRunning: () => boolean): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
   while (Date.now() < deadline) {

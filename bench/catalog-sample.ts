@@ -5,7 +5,7 @@ import { textWords } from '../src/search/words.ts';
  * categories, frequent tags and words. Scenarios are built from these, so they fit whatever
  * catalog is loaded instead of assuming the demo generator's vocabulary.
  */
-export interface SampledProduct {
+interface SampledProduct {
   slug: string;
   name: string;
   punchline: string;

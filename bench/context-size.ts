@@ -19,10 +19,10 @@ import { MCP_ERAS, mcpProductRead, mcpRequest, mcpToolCall, type McpEra } from '
  */
 
 /** Products get_product and the resource read are measured over (the first of the sample's random slugs). */
-export const CONTEXT_PRODUCTS = 50;
-export const TOKENIZER = `o200k_base (gpt-tokenizer ${(createRequire(import.meta.url)('gpt-tokenizer/package.json') as { version: string }).version})`;
+const CONTEXT_PRODUCTS = 50;
+const TOKENIZER = `o200k_base (gpt-tokenizer ${(createRequire(import.meta.url)('gpt-tokenizer/package.json') as { version: string }).version})`;
 /** Members a 2026-07-28 result carries that a 2025-11-25 one has not: compared apart from them. */
-export const MODERN_ONLY_MEMBERS = ['resultType', '_meta', 'ttlMs', 'cacheScope'] as const;
+const MODERN_ONLY_MEMBERS = ['resultType', '_meta', 'ttlMs', 'cacheScope'] as const;
 
 export interface Spread {
   median: number;
@@ -31,7 +31,7 @@ export interface Spread {
   worstOf: string;
 }
 
-export interface SearchContext {
+interface SearchContext {
   hits: number;
   total: number;
   /** The JSON-RPC answer. */

@@ -80,7 +80,7 @@ const int = (v: number) => Math.round(v).toLocaleString('en-US');
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)] ?? Number.NaN;
 
 /** Server CPU time per answered request, in microseconds: less sensitive to other load than req/s. */
-export function serverMicrosPerRequest(row: LoadResult): number | undefined {
+function serverMicrosPerRequest(row: LoadResult): number | undefined {
   return row.cpu.server === undefined || row.okPerSecond === 0 ? undefined : (row.cpu.server * 1e6) / row.okPerSecond;
 }
 
@@ -296,7 +296,7 @@ export function checkTargets(report: Omit<RunReport, 'targets'>): TargetCheck[] 
 }
 
 /** Every MCP row's goal: this share of its baseline's req/s. */
-export const MCP_GOAL = 0.5;
+const MCP_GOAL = 0.5;
 
 /**
  * The context-size goals (bench/context-size.ts), in both eras: the anonymous tools/list at most

@@ -49,7 +49,7 @@ const SLUGS = 2000;
 
 export const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 /** What a browser asks a page with (the pages answer HTML whatever it says: the header is there to be realistic). */
-export const PAGE_HEADERS = { accept: 'text/html' };
+const PAGE_HEADERS = { accept: 'text/html' };
 
 /**
  * The two protocol eras the endpoint serves (src/mcp/protocol.ts), each named by the revision a

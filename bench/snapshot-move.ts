@@ -24,7 +24,7 @@ export interface SnapshotMoveResult {
   after: Footprint & { externalMB: number };
 }
 
-export interface LoadSummary {
+interface LoadSummary {
   okPerSecond: number;
   p99: number;
   max: number;

@@ -1,5 +1,5 @@
 /** The longest wait before looking again at committed rows an open transaction holds back. */
-export const HELD_BACK_MAX_MS = 100;
+const HELD_BACK_MAX_MS = 100;
 /** The first such wait. */
 const HELD_BACK_FIRST_MS = 10;
 

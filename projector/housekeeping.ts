@@ -10,7 +10,7 @@ export const PRUNE_EVERY_MS = 10 * 60_000;
 /** Batches of the change log pruned in one round, each its own short transaction. */
 export const CHANGE_PRUNE_BATCHES = 20;
 /** How often the leader looks for an open transaction holding it back. */
-export const BLOCKED_CHECK_MS = 5_000;
+const BLOCKED_CHECK_MS = 5_000;
 /** How long an open transaction may hold the projector back before a warning names it. */
 const BLOCKED_WARN_SECONDS = 5;
 

@@ -2,7 +2,7 @@ import type { Leadership } from '../src/db/leadership.ts';
 import type { Log } from '../src/util/log.ts';
 
 /** How often a leader confirms its leading session is still there. */
-export const VERIFY_LEADERSHIP_MS = 10_000;
+const VERIFY_LEADERSHIP_MS = 10_000;
 
 /** Every how many polls a leader confirms its session: about every 10 s, at least every poll. */
 export function verifyEveryTicks(pollMs: number): number {

@@ -1,7 +1,7 @@
 import { createListener, type Subscriber } from '../src/db/listen.ts';
 import type { Log } from '../src/util/log.ts';
 
-export const OUTBOX_CHANNEL = 'catalog_outbox';
+const OUTBOX_CHANNEL = 'catalog_outbox';
 
 /**
  * Wakes the projector when a write-model transaction commits an outbox row. The notification is

@@ -65,7 +65,7 @@ export interface Projector {
   ensureSnapshot(): Promise<void>;
 }
 
-export const DEFAULT_CHANGES_RETENTION_HOURS = 7 * 24;
+const DEFAULT_CHANGES_RETENTION_HOURS = 7 * 24;
 
 /**
  * A projector process's parts, put together: leadership (leader-poll.ts; only the leader runs),
@@ -192,4 +192,4 @@ export function createProjector(opts: ProjectorOptions): Projector {
   };
 }
 
-export { projectionLag, type ProjectionLag } from './lag.ts';
+export { projectionLag,  } from './lag.ts';

@@ -9,7 +9,7 @@ import type { ProjectionWrite } from './projection-write.ts';
  * indexed range on projection.products.promo_expires_at, empty almost always) and projects them
  * again, which drops the promo.
  */
-export async function lapsedPromoIds(db: Queryable, todayUtc: string, limit: number): Promise<string[]> {
+async function lapsedPromoIds(db: Queryable, todayUtc: string, limit: number): Promise<string[]> {
   const { rows } = await db.query<{ id: string }>(
     'SELECT id FROM projection.products WHERE promo_expires_at < $1::date ORDER BY promo_expires_at LIMIT $2',
     [todayUtc, limit],

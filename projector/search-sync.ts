@@ -27,7 +27,7 @@ async function sendListings(db: Queryable, index: SearchIndex, ids: readonly str
  * removals by id are idempotent). Returns the number of outbox rows covered, 0 when caught up
  * or when a reindex holds the index.
  */
-export async function syncSearchBatch(pool: Pool, index: SearchIndex, batchSize: number): Promise<number> {
+async function syncSearchBatch(pool: Pool, index: SearchIndex, batchSize: number): Promise<number> {
   const covered = await withTransaction(pool, { tryLock: SEARCH_WRITE_LOCK }, async (client, tx) => {
     const from = await readCheckpoint(client, 'search');
     const to = await readCheckpoint(client, 'projection');

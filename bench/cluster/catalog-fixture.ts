@@ -14,7 +14,7 @@ import type { MakerSites } from './maker-sites.ts';
  * - projected outbox rows older than a day (each pruned once);
  * - expired web sessions (removed by one account upkeep run).
  */
-export interface JobFixtures {
+interface JobFixtures {
   readonly badgeHosts: readonly string[];
   readonly lapsedPromos: number;
   readonly oldOutboxRows: number;

@@ -85,7 +85,7 @@ export async function checkLedger(pool: Pool, ledger: Ledger): Promise<LedgerChe
 }
 
 /** Resolves once the projector has projected every committed change (or rejects after timeoutMs). */
-export async function untilProjected(pool: Pool, timeoutMs: number): Promise<void> {
+async function untilProjected(pool: Pool, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const { rows } = await pool.query<{ behind: number }>(

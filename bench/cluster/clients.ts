@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Browser, CookieJar, pkcePair } from '../../test/helpers/oauth.ts';
-import { mailTo, type CatalogNode, type Cluster } from './cluster.ts';
+import { mailTo, type CatalogNode } from './cluster.ts';
 
 /**
  * The clients of a cluster run, each a real one: a browser-like cookie jar that follows the
@@ -71,7 +71,7 @@ export async function signIn(email: string, ask: CatalogNode, open: CatalogNode,
   return browser;
 }
 
-export const APP_CALLBACK = 'http://127.0.0.1:45679/callback';
+const APP_CALLBACK = 'http://127.0.0.1:45679/callback';
 
 export interface ConnectedApp {
   clientId: string;
@@ -157,4 +157,4 @@ export async function rawToolCall(node: CatalogNode, name: string, args: Record<
   return { status: res.status, body };
 }
 
-export type { Cluster };
+;

@@ -12,7 +12,7 @@ import { freeLoopbackPort, type RedisServer } from './redis-server.ts';
  * PostgreSQL and one Redis. Each API process keeps its port across restarts, as behind a proxy;
  * every process logs JSON, which the run reads (sign-in mails, leadership, scheduled jobs).
  */
-export interface LogLine {
+interface LogLine {
   readonly msg?: string;
   readonly level?: number;
   readonly time?: number;

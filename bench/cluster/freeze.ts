@@ -8,7 +8,7 @@ import path from 'node:path';
  */
 
 /** `pid` and every process below it, parents before children (read from /proc). */
-export function processTree(pid: number): number[] {
+function processTree(pid: number): number[] {
   const out: number[] = [];
   const visit = (p: number) => {
     out.push(p);

@@ -20,8 +20,6 @@ export interface MakerSites {
   close(): Promise<void>;
 }
 
-export const SITE_SUFFIX = 'cluster.example';
-
 export async function startMakerSites(): Promise<MakerSites> {
   const badges = new Map<string, string>();
   const requests = new Map<string, number>();

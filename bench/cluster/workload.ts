@@ -1,6 +1,6 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { CatalogNode, Cluster } from './cluster.ts';
+import type { Cluster } from './cluster.ts';
 import { callTool, connectApp, csrfOf, mcpClient, signIn, type ClusterBrowser } from './clients.ts';
 
 /**
@@ -24,20 +24,20 @@ export interface MakerAgent {
   readonly adminCsrf: string;
 }
 
-export interface SubmitRecord {
+interface SubmitRecord {
   readonly website: string;
   readonly email: string;
   acked: boolean;
   slug: string | undefined;
 }
-export interface UpdateRecord {
+interface UpdateRecord {
   readonly slug: string;
   readonly punchline: string;
   acked: boolean;
   /** Order of the update among all updates of its listing. */
   readonly order: number;
 }
-export interface DecisionRecord {
+interface DecisionRecord {
   readonly slug: string;
   readonly action: 'hide' | 'restore';
   /** The feedback that marks this decision's row in catalog.review_decisions. */
@@ -231,13 +231,13 @@ export async function runMakerWorkload(opts: WorkloadOptions): Promise<void> {
   await Promise.all(opts.agents.map((agent, i) => agentLoop(agent, i)));
 }
 
-export function countHttp5xx(ledger: Ledger, status: number): void {
+function countHttp5xx(ledger: Ledger, status: number): void {
   ledger.answers.http5xx++;
   ledger.statuses5xx[status] = (ledger.statuses5xx[status] ?? 0) + 1;
 }
 
 /** A request that got no HTTP answer at all: refused, reset or timed out (a killed process). */
-export function isConnectionError(err: unknown): boolean {
+function isConnectionError(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && /^(ECONNREFUSED|ECONNRESET|EPIPE|UND_ERR_|ETIMEDOUT)/.test(code)) return true;
@@ -251,4 +251,4 @@ export async function closeAgents(agents: readonly MakerAgent[]): Promise<void> 
   await Promise.all(agents.flatMap((a) => a.mcp.map((c) => c.close().catch(() => undefined))));
 }
 
-export type { CatalogNode };
+;

@@ -11,7 +11,7 @@ import type { Caller } from './caller.ts';
  * call, in every process. A request without a token is anonymous; a request WITH a token that is
  * not valid is refused, never served as anonymous (a credential is never ignored).
  */
-export type TokenCheck =
+type TokenCheck =
   | { ok: true; caller: Caller }
   | { ok: false; error: 'invalid_token' | 'invalid_request'; description: string };
 

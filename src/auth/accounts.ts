@@ -35,7 +35,7 @@ export interface Accounts {
 /** Asks for sign-in links: per IP and per address, each over an hour. */
 export const SIGN_IN_LIMITS = { perIpPerHour: 20, perAddressPerHour: 5 } as const;
 /** Dynamic client registrations per IP per hour. */
-export const REGISTRATIONS_PER_IP_PER_HOUR = 30;
+const REGISTRATIONS_PER_IP_PER_HOUR = 30;
 
 export interface AccountsOptions {
   config: Config;

@@ -40,7 +40,7 @@ export const OAUTH_ROUTES = {
   jwks: '/oauth/jwks',
 } as const;
 
-export const CONSENT_PATH = '/oauth/consent';
+const CONSENT_PATH = '/oauth/consent';
 
 /** The endpoints clients call directly: nothing they answer may be cached. */
 const CLIENT_ENDPOINTS: ReadonlySet<string> = new Set([OAUTH_ROUTES.token, OAUTH_ROUTES.revocation, OAUTH_ROUTES.registration]);
@@ -53,8 +53,8 @@ export const TEMPORARILY_UNAVAILABLE = {
 
 const HOUR = 3600;
 const DAY = 24 * HOUR;
-export const ACCESS_TOKEN_SECONDS = HOUR;
-export const REFRESH_TOKEN_SECONDS = 30 * DAY;
+const ACCESS_TOKEN_SECONDS = HOUR;
+const REFRESH_TOKEN_SECONDS = 30 * DAY;
 
 /** An HTML page and the Content-Security-Policy it is sent with. */
 export interface ErrorPage {

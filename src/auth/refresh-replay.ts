@@ -17,20 +17,20 @@ import { hashToken } from './secret-token.ts';
  * answers and the answer is sealed): behind a load balancer, two processes receiving the same
  * token at the same instant give one new pair, and both callers get it.
  */
-export const REPLAY_SECONDS = 10;
+const REPLAY_SECONDS = 10;
 
 function keyFor(refreshToken: string): Buffer {
   return Buffer.from(hkdfSync('sha256', refreshToken, 'catalog refresh replay', 'aes-256-gcm key', 32));
 }
 
-export function sealAnswer(refreshToken: string, body: string): Buffer {
+function sealAnswer(refreshToken: string, body: string): Buffer {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', keyFor(refreshToken), iv);
   const sealed = Buffer.concat([cipher.update(body, 'utf8'), cipher.final()]);
   return Buffer.concat([iv, cipher.getAuthTag(), sealed]);
 }
 
-export function openAnswer(refreshToken: string, sealed: Buffer): string {
+function openAnswer(refreshToken: string, sealed: Buffer): string {
   const decipher = createDecipheriv('aes-256-gcm', keyFor(refreshToken), sealed.subarray(0, 12));
   decipher.setAuthTag(sealed.subarray(12, 28));
   return Buffer.concat([decipher.update(sealed.subarray(28)), decipher.final()]).toString('utf8');

@@ -8,7 +8,7 @@ import { hashToken, newSecretToken } from './secret-token.ts';
  * for a link tells nothing about whether an address has one.
  */
 export const SIGN_IN_LINK_SECONDS = 15 * 60;
-export const SIGN_IN_PATH = '/signin';
+const SIGN_IN_PATH = '/signin';
 
 /** A path on this site to continue to after signing in; anything else is dropped. */
 export function safeReturnTo(value: unknown): string | undefined {

@@ -13,9 +13,9 @@ import { pruneSessions } from './sessions.ts';
  * starts) whether the hour has passed, and the one that claims the run in PostgreSQL does it
  * (auth.scheduled_runs), however many processes there are and however often they restart.
  */
-export const UPKEEP_INTERVAL_MS = 60 * 60 * 1000;
+const UPKEEP_INTERVAL_MS = 60 * 60 * 1000;
 const UPKEEP_CHECK_MS = 5 * 60 * 1000;
-export const ACCOUNT_UPKEEP_JOB = 'account-upkeep';
+const ACCOUNT_UPKEEP_JOB = 'account-upkeep';
 
 /**
  * Claims the next run of `job` when the previous one started at least `intervalMs` ago (or

@@ -57,7 +57,7 @@ export interface Budgets {
  * What a request carries: its Authorization header (read as a consumer key), a signed-in maker
  * (or anonymous), an owner decided earlier, or nothing.
  */
-export type Credential = string | Caller | BudgetOwner | undefined;
+type Credential = string | Caller | BudgetOwner | undefined;
 
 export const INVALID_KEYS_PER_MINUTE = 20;
 

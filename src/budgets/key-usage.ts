@@ -38,7 +38,7 @@ export interface KeyUsage {
 }
 
 /** Counts of consumer keys waiting to be written to PostgreSQL. */
-export interface UsageBatch {
+interface UsageBatch {
   readonly id: string;
   /** `keyId|day|column` → requests. */
   readonly counts: ReadonlyMap<string, number>;

@@ -1,8 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { loadConfig, type Config } from '../config/config.ts';
 
-export class UsageError extends Error {}
-
 /**
  * Parses a subcommand's options with node's parseArgs; on bad options prints the problem and
  * the command's help. Returns undefined when the caller should exit with `exitCode`.

@@ -22,7 +22,7 @@ export const EXIT_TEMPORARY_FAILURE = 75;
  * The one line about a failure to listen on HOST:PORT (node's listen error), or undefined for
  * another error.
  */
-export function listenFailure(err: unknown, host?: string, port?: number): string | undefined {
+function listenFailure(err: unknown, host?: string, port?: number): string | undefined {
   const e = err as NodeJS.ErrnoException & { address?: string; port?: number };
   if (typeof e !== 'object' || e === null || e.syscall !== 'listen') return undefined;
   const address = e.address ?? host;

@@ -39,7 +39,7 @@ const positiveInt = (min: number, max: number) =>
     .transform(Number)
     .pipe(z.number().int().min(min, { error: `must be at least ${min}` }).max(max, { error: `must be at most ${max}` }));
 
-export const envSchema = z.object({
+const envSchema = z.object({
   DATABASE_URL: postgresUrl.optional(),
   DATA_DIR: z.string().min(1).default('.data'),
   SNAPSHOT_CACHE_DIR: z.string().min(1).optional(),
@@ -277,7 +277,7 @@ export function maskUrlCredentials(url: string): string {
  * A value as an error message may repeat it: quoted (so that spaces and control characters show
  * and it stays on one line), shortened, a URL's user and password hidden, a secret not at all.
  */
-export function shownValue(variable: string, value: string | undefined): string | undefined {
+function shownValue(variable: string, value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
   if (SECRET_VARIABLES.has(variable)) return '(hidden)';
   const safe = variable.endsWith('_URL') ? maskUrlCredentials(value) : value;

@@ -124,7 +124,7 @@ export function serviceUnavailable(cause?: unknown): CatalogError {
 export type HeldKind = 'long polls' | 'exports';
 
 /** Seconds a client is told to wait when it, or the whole process, holds as many of a kind as allowed. */
-export const HELD_RETRY_SECONDS = 5;
+const HELD_RETRY_SECONDS = 5;
 
 const heldRefusals = new WeakSet<CatalogError>();
 

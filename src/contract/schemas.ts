@@ -9,12 +9,6 @@ import { z } from 'zod';
 export const SLUG_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 export const SLUG_MAX = 200;
 
-export const slugSchema = z
-  .string()
-  .min(1)
-  .max(SLUG_MAX)
-  .regex(SLUG_PATTERN, { error: 'must be a slug: lowercase letters, digits and single hyphens' });
-
 export const productTypeSchema = z.enum(['software', 'digital_product']);
 export const pricingModelSchema = z.enum(['free', 'freemium', 'paid', 'open_source']);
 
@@ -123,16 +117,11 @@ export const changePageSchema = z
   })
   .meta({ id: 'ChangePage', title: 'ChangePage' });
 
-export type FaqItem = z.infer<typeof faqItemSchema>;
-export type Promo = z.infer<typeof promoSchema>;
 export type Product = z.infer<typeof productSchema>;
 export type Category = z.infer<typeof categorySchema>;
 export type SearchResult = z.infer<typeof searchResultSchema>;
-export type CategoryList = z.infer<typeof categoryListSchema>;
 export type ErrorBody = z.infer<typeof errorSchema>;
 export type ValidationIssue = z.infer<typeof validationIssueSchema>;
-export type Change = z.infer<typeof changeSchema>;
-export type ChangePage = z.infer<typeof changePageSchema>;
 
 // ---- request parameters: their bounds are the public API's limits ----
 
@@ -207,8 +196,6 @@ export const searchParamsSchema = z.strictObject({
     'products per page; 1 to 50, default 20',
   ),
 });
-
-export type SearchParamsInput = z.input<typeof searchParamsSchema>;
 
 /** Normalized search parameters: defaults applied, every value validated. */
 export interface SearchQuery {

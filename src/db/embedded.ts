@@ -110,7 +110,7 @@ export interface EmbeddedSupervision {
   onRestarted?(): void;
 }
 
-export const RESTART_ATTEMPTS = 5;
+const RESTART_ATTEMPTS = 5;
 const RESTART_BACKOFF_MS = 500;
 const RESTART_TIMEOUT_MS = 60_000;
 /** How often the owner looks whether its server is still running. */

@@ -5,7 +5,7 @@ import { projectPath } from '../util/project-file.ts';
 import { MIGRATION_LOCK } from './locks.ts';
 import { withTransaction } from './pool.ts';
 
-export const MIGRATIONS_DIR = projectPath('migrations');
+const MIGRATIONS_DIR = projectPath('migrations');
 
 
 export interface MigrationFile {

@@ -34,7 +34,7 @@ export interface PoolDeadlines {
 export const REQUEST_DEADLINES: PoolDeadlines = { connectMs: 3_000, queryMs: 3_000, transactionMs: 4_000 };
 
 /** Waiting for a connection, in a pool without deadlines of its own. */
-export const CONNECT_TIMEOUT_MS = 3_000;
+const CONNECT_TIMEOUT_MS = 3_000;
 
 const deadlinesOf = new WeakMap<pg.Pool, PoolDeadlines>();
 
@@ -80,10 +80,10 @@ export class TransactionDeadlineError extends Error {
 }
 
 /** PostgreSQL's isolation levels (its read uncommitted is read committed). */
-export type IsolationLevel = 'read committed' | 'repeatable read' | 'serializable';
+type IsolationLevel = 'read committed' | 'repeatable read' | 'serializable';
 
 /** How a transaction of withTransaction begins; each setting lasts until the transaction ends. */
-export interface TransactionSettings {
+interface TransactionSettings {
   /** The isolation level; the server's default (read committed) when unset. */
   isolation?: IsolationLevel;
   /**
@@ -121,7 +121,7 @@ export interface TryLockingTransaction extends TransactionSettings {
 export type TransactionOptions = LockingTransaction | TryLockingTransaction;
 
 /** What fn may ask of its transaction besides queries. */
-export interface Transaction {
+interface Transaction {
   /** Ends the transaction with ROLLBACK instead of COMMIT once fn returns; fn's result is returned all the same. */
   rollbackOnReturn(): void;
 }

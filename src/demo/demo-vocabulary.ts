@@ -302,9 +302,6 @@ export const GENERIC_TAGS: readonly string[] = [
   'creators', 'small-business', 'enterprise', 'education', 'nonprofit', 'offline', 'browser', 'markdown',
 ];
 
-/** The labels of the directory, with how often each is given. */
-export const DEMO_LABELS = ['new', 'trending', 'editors-pick', 'open-source', 'popular', 'made-in-europe'] as const;
-
 export const NAME_PREFIXES: readonly string[] = [
   'Nova', 'Pixel', 'Bright', 'Swift', 'Cloud', 'Quill', 'Orbit', 'Lumen', 'Atlas', 'Ember', 'Beacon', 'Cobalt', 'Drift',
   'Echo', 'Flux', 'Glide', 'Harbor', 'Ion', 'Juniper', 'Kite', 'Lattice', 'Maple', 'Nimbus', 'Onyx', 'Pilot', 'Quartz',

@@ -15,7 +15,7 @@ import type { Config } from '../config/config.ts';
  */
 
 /** How often Node looks for requests whose headers or body are late (its default is 30 s). */
-export const CONNECTIONS_CHECK_MS = 1000;
+const CONNECTIONS_CHECK_MS = 1000;
 
 /**
  * The server's deadlines, as Fastify's options: a connection silent for 30 s is closed, an idle

@@ -70,7 +70,7 @@ export interface DirectReadsDeps {
  * the pages' budget, validators and caching. A page is answered here only while the cache keeps
  * it at the projection's version now, which is when the Fastify route would send the same bytes.
  */
-export interface DirectPages {
+interface DirectPages {
   /** Whether a page is kept for this request URL (path and query, as requested); counts nothing. */
   has(url: string): boolean;
   /** The page kept for this URL, counted as a hit of the page cache; undefined once it is gone. */

@@ -37,7 +37,7 @@ function isFastifyError(err: unknown): err is FastifyError {
  * The error as the service reports it: a database that cannot be reached is SERVICE_UNAVAILABLE
  * (503, retry shortly), whatever step of the request met it.
  */
-export function catalogErrorOf(err: unknown): unknown {
+function catalogErrorOf(err: unknown): unknown {
   return !(err instanceof CatalogError) && isDatabaseUnavailable(err) ? serviceUnavailable(err) : err;
 }
 

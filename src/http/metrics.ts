@@ -34,7 +34,7 @@ export interface Metrics {
 /** Records one finished request of a fixed method, route and status; takes its duration in seconds. */
 export type RequestObserver = (seconds: number) => void;
 
-export interface ProjectionLag {
+interface ProjectionLag {
   unprojectedRows: number;
   oldestUnprojectedAgeSeconds: number;
 }

@@ -34,7 +34,7 @@ export interface OAuthRouteDeps {
 /** SQLSTATE of a lock wait that ran out of lock_timeout. */
 const LOCK_NOT_AVAILABLE = '55P03';
 
-export const PROTECTED_RESOURCE_PATH = '/.well-known/oauth-protected-resource';
+const PROTECTED_RESOURCE_PATH = '/.well-known/oauth-protected-resource';
 /**
  * The most a token request body may hold: the library reads at most 56 KiB and answers a longer
  * body with "failed to parse the request body"; refusing it here first says what is wrong.
@@ -100,7 +100,7 @@ async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | u
  * the library (following OpenID Connect) drops offline_access otherwise, and such a client would
  * silently get no refresh token.
  */
-export function withConsentPrompt(url: string): string {
+function withConsentPrompt(url: string): string {
   const q = url.indexOf('?');
   if (q === -1) return url;
   const params = new URLSearchParams(url.slice(q + 1));

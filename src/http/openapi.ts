@@ -18,7 +18,6 @@ import {
   validationIssueSchema,
 } from '../contract/schemas.ts';
 import { KEY_LENGTH, KEY_PREFIX } from '../auth/consumer-keys/consumer-keys.ts';
-import { EXPOSED_HEADERS } from './cors.ts';
 import { BROTLI_QUALITY, GZIP_LEVEL } from './feed/export-stream.ts';
 import { DEFAULT_CHANGES_PER_MINUTE, DEFAULT_EXPORT_PER_MINUTE } from '../budgets/lease-store.ts';
 
@@ -30,7 +29,7 @@ import { DEFAULT_CHANGES_PER_MINUTE, DEFAULT_EXPORT_PER_MINUTE } from '../budget
  * SLUG_PATTERN, SLUG_MAX); the parameter schemas themselves accept strings and numbers and
  * transform them, which JSON Schema cannot express, so they are written out here.
  */
-export const API_VERSION = '1.0.0';
+const API_VERSION = '1.0.0';
 export const API_PREFIX = '/api/v1';
 
 type JsonObject = Record<string, unknown>;
@@ -48,7 +47,7 @@ const COMPONENT_SCHEMAS = {
   ValidationIssue: validationIssueSchema,
 } as const;
 
-export type ComponentName = keyof typeof COMPONENT_SCHEMAS;
+type ComponentName = keyof typeof COMPONENT_SCHEMAS;
 
 const SAFE_INTEGER = Number.MAX_SAFE_INTEGER;
 
@@ -454,5 +453,3 @@ export function buildOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
   };
 }
 
-/** Headers the document describes; kept in step with what CORS exposes. */
-export const DOCUMENTED_HEADERS: readonly string[] = EXPOSED_HEADERS;

@@ -12,7 +12,7 @@ import { SERVICE_VERSION } from '../util/version.ts';
  * - /metrics: Prometheus exposition.
  * None of them is cacheable.
  */
-export interface ReadinessCheck {
+interface ReadinessCheck {
   ok: boolean;
   detail?: string;
 }

@@ -19,7 +19,7 @@ import { sendError } from './errors.ts';
  * for days. The answer comes as soon as the transaction commits; the maker's e-mail is not waited
  * for.
  */
-export const STRIPE_WEBHOOK_PATH = '/payments/stripe/webhook';
+const STRIPE_WEBHOOK_PATH = '/payments/stripe/webhook';
 
 /** Stripe's events are a few kilobytes; this leaves ample room and refuses anything else early. */
 const WEBHOOK_BODY_LIMIT = 256 * 1024;

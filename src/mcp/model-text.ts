@@ -14,7 +14,7 @@ import type { Category, Product } from '../contract/schemas.ts';
  * description is shortened first, and a shortened text says where the rest is.
  */
 
-export const SEARCH_EXCERPT = 240;
+const SEARCH_EXCERPT = 240;
 /**
  * get_product's text: at most this share of the product's JSON in bytes, less what the rest of
  * the answer takes besides the JSON and the text (RESULT_OVERHEAD: the JSON-RPC envelope and,
@@ -23,13 +23,13 @@ export const SEARCH_EXCERPT = 240;
  * the same text in both, for any listing of more than about 1 KB of JSON (a smaller one gets the
  * floor: its name, facts, page and description's opening are worth the few bytes over).
  */
-export const PRODUCT_TEXT_SHARE = 0.6;
-export const RESULT_OVERHEAD = 290;
-export const PRODUCT_TEXT_MIN = 360;
+const PRODUCT_TEXT_SHARE = 0.6;
+const RESULT_OVERHEAD = 290;
+const PRODUCT_TEXT_MIN = 360;
 /** get_product's text keeps this much of the description (bytes) before its other sections, all of a shorter one… */
-export const DESCRIPTION_OPENING = 100;
+const DESCRIPTION_OPENING = 100;
 /** …and leaves it out when the budget leaves less than this (a few words say nothing). */
-export const DESCRIPTION_LEAST = 30;
+const DESCRIPTION_LEAST = 30;
 
 const PRICING: Record<string, string> = { free: 'free', freemium: 'freemium', paid: 'paid', open_source: 'open source' };
 const TYPES: Record<string, string> = { software: 'software', digital_product: 'digital product' };
@@ -41,7 +41,7 @@ const LIST = /^(ul|ol)$/;
  * An HTML description as one line of plain text: paragraphs run on, a heading ends with a colon,
  * list items are joined with semicolons and the list ends with a full stop, entities decoded.
  */
-export function descriptionText(html: string): string {
+function descriptionText(html: string): string {
   let out = '';
   let itemsInList = 0;
   let skipping = 0;
@@ -83,7 +83,7 @@ export function descriptionText(html: string): string {
 }
 
 /** At most `max` characters, cut after a whole word, with an ellipsis when cut. */
-export function excerpt(text: string, max: number): string {
+function excerpt(text: string, max: number): string {
   if (text.length <= max) return text;
   const cut = text.slice(0, max - 1);
   const space = cut.lastIndexOf(' ');

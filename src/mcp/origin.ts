@@ -21,7 +21,7 @@ export interface OriginPolicy {
 }
 
 /** scheme://host[:port] in canonical form (lowercase, default port dropped), or undefined. */
-export function canonicalOrigin(value: string): string | undefined {
+function canonicalOrigin(value: string): string | undefined {
   try {
     const url = new URL(value);
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;

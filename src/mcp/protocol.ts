@@ -25,9 +25,7 @@ export const META_PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion';
 export const META_CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
 export const META_CLIENT_INFO = 'io.modelcontextprotocol/clientInfo';
 
-/** Error codes the 2026-07-28 revision reserves (basic/index: error codes). */
-export const HEADER_MISMATCH = -32020;
-export const UNSUPPORTED_PROTOCOL_VERSION = -32022;
+const UNSUPPORTED_PROTOCOL_VERSION = -32022;
 
 /**
  * What a result's `_meta` says of the server (2026-07-28: servers SHOULD identify themselves in
@@ -36,7 +34,7 @@ export const UNSUPPORTED_PROTOCOL_VERSION = -32022;
  * cost each tool call some 400 bytes. Handlers stamp it themselves (modernResultMeta), which the
  * SDK then leaves as it is.
  */
-export const RESULT_SERVER_INFO = { name: SERVICE_NAME, title: SERVICE_TITLE, version: SERVICE_VERSION } as const;
+const RESULT_SERVER_INFO = { name: SERVICE_NAME, title: SERVICE_TITLE, version: SERVICE_VERSION } as const;
 
 /** The `_meta` a result carries in the modern era (none in the legacy one). */
 export function resultMeta(era: Era): { _meta: Record<string, unknown> } | undefined {

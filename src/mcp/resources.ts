@@ -21,8 +21,8 @@ import { resultMeta } from './protocol.ts';
  * error whose data is the REST error object: -32602 for a slug REST would refuse (400) or that
  * names no live listing (404), RATE_LIMITED when the budget is spent.
  */
-export const PRODUCT_TEMPLATE = 'catalog://products/{slug}';
-export const CATEGORY_TEMPLATE = 'catalog://categories/{slug}';
+const PRODUCT_TEMPLATE = 'catalog://products/{slug}';
+const CATEGORY_TEMPLATE = 'catalog://categories/{slug}';
 const PRODUCT_PREFIX = 'catalog://products/';
 const CATEGORY_PREFIX = 'catalog://categories/';
 const JSON_TYPE = 'application/json';
@@ -31,15 +31,15 @@ export function productUri(slug: string): string {
   return `${PRODUCT_PREFIX}${slug}`;
 }
 
-export function categoryUri(slug: string): string {
+function categoryUri(slug: string): string {
   return `${CATEGORY_PREFIX}${slug}`;
 }
 
 /** JSON-RPC codes of the refusals: invalid params (standard), and a budget spent (server-defined range). */
-export const INVALID_PARAMS = -32602;
-export const RATE_LIMITED = -32000;
+const INVALID_PARAMS = -32602;
+const RATE_LIMITED = -32000;
 /** At most this many values in one completion (the protocol's limit). */
-export const MAX_COMPLETIONS = 100;
+const MAX_COMPLETIONS = 100;
 
 /** A CatalogError as the JSON-RPC error of a resource read or a completion. */
 export function protocolErrorOf(err: CatalogError): ProtocolError {
@@ -89,7 +89,7 @@ export function readResourceNow(deps: McpDeps, caller: McpCaller, uri: string, t
   return resourceResult(deps, caller, uri, text);
 }
 
-export function resourceResult(deps: McpDeps, caller: McpCaller, uri: string, text: string): ReadResourceResult {
+function resourceResult(deps: McpDeps, caller: McpCaller, uri: string, text: string): ReadResourceResult {
   const contents = [{ uri, mimeType: JSON_TYPE, text }];
   if (caller.era === 'legacy') return { contents };
   return { contents, resultType: 'complete', ttlMs: deps.readTtlMs, cacheScope: cacheScopeOf(caller), ...resultMeta('modern') } as ReadResourceResult;

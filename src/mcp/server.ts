@@ -9,7 +9,7 @@ import { registerResources } from './resources.ts';
 import { registerSubmitPrompt } from './submit-prompt.ts';
 
 /** What a client is told about this server when it connects. */
-export const MCP_INSTRUCTIONS = [
+const MCP_INSTRUCTIONS = [
   'This server reads the live catalog of a product directory: listings of software and digital products, each in a category, with labels and tags.',
   'Tools: search_products (full-text search and filters by category, label and tag, paginated), list_categories (every category with its live-listing count), get_product (one listing by slug, with its full profile and promo code).',
   'Resources: catalog://products/{slug} and catalog://categories/{slug} (the REST objects); completion/complete completes their slugs.',
@@ -22,9 +22,9 @@ export const MCP_INSTRUCTIONS = [
 ].join('\n');
 
 /** How long a client may keep the tool, prompt and template lists, and the discovery answer: they change only with a new version. */
-export const LIST_TTL_MS = 60 * 60 * 1000;
+const LIST_TTL_MS = 60 * 60 * 1000;
 
-export type CacheScope = 'public' | 'private';
+type CacheScope = 'public' | 'private';
 
 /**
  * One MCP server with every tool, resource and prompt. Handlers are registered once, with the
@@ -41,7 +41,7 @@ export type CacheScope = 'public' | 'private';
  * input and output schemas. Only the three read tools and the resources also have the fast path
  * of direct-read-calls.ts; every other call is served by the SDK, unchanged.
  */
-export function createMcpServer(deps: McpDeps, scope: CacheScope): McpServer {
+function createMcpServer(deps: McpDeps, scope: CacheScope): McpServer {
   const listHint: CacheHint = { ttlMs: LIST_TTL_MS, cacheScope: scope };
   const readHint: CacheHint = { ttlMs: deps.readTtlMs, cacheScope: scope };
   const server = new McpServer(

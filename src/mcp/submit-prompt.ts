@@ -44,7 +44,7 @@ function categoryLines(categories: readonly Category[]): string {
   return categories.map((c) => `- ${c.slug}: ${c.name} (${c.noun})`).join('\n');
 }
 
-export function submitPromptText(website: string, categories: readonly Category[]): string {
+function submitPromptText(website: string, categories: readonly Category[]): string {
   return [
     `Help me list my product, whose website is ${website}, in the directory.`,
     '',

@@ -15,7 +15,7 @@ import { resultMeta, type Era } from './protocol.ts';
  * BAD_REQUEST, NOT_FOUND and TOO_MANY_REQUESTS apart exactly as over REST. A failure has no
  * structuredContent: it would not match the success output schema.
  */
-export function eraResult(result: CallToolResult, era: Era): CallToolResult {
+function eraResult(result: CallToolResult, era: Era): CallToolResult {
   return normalized(era === 'modern' ? ({ ...result, resultType: 'complete', ...resultMeta(era) } as CallToolResult) : result);
 }
 

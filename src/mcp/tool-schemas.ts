@@ -26,7 +26,7 @@ import {
  * (docs/performance.md).
  */
 
-export type JsonSchema = Record<string, unknown>;
+type JsonSchema = Record<string, unknown>;
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 
@@ -46,7 +46,7 @@ function nullableInline(node: JsonSchema): JsonSchema {
 }
 
 /** A JSON Schema without what says nothing to a client: see the module's comment. */
-export function compactJsonSchema(schema: unknown): unknown {
+function compactJsonSchema(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(compactJsonSchema);
   if (typeof schema !== 'object' || schema === null) return schema;
   const out: JsonSchema = {};
@@ -68,14 +68,14 @@ function mapValues(record: JsonSchema): JsonSchema {
 }
 
 /** A zod schema's JSON Schema, compacted. */
-export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
+function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
   return compactJsonSchema(z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' })) as JsonSchema;
 }
 
 export type ToolSchema<T> = StandardSchemaWithJSON<unknown, T>;
 
 /** A schema the SDK validates with `validator` and advertises as `json`. */
-export function toolSchema<T>(validator: z.ZodType<T>, json: JsonSchema): ToolSchema<T> {
+function toolSchema<T>(validator: z.ZodType<T>, json: JsonSchema): ToolSchema<T> {
   const std = validator['~standard'];
   return {
     '~standard': {
@@ -102,7 +102,7 @@ export function argumentsSchema(shape: Record<string, z.ZodType>, required: read
  * the read tools, let through to be checked by the tool itself (read-tools.ts: successResult),
  * so both roads of a read tool answer a failed check alike.
  */
-export function outputSchema<T>(schema: z.ZodType<T>, checkedBy: 'sdk' | 'tool' = 'sdk'): ToolSchema<unknown> {
+function outputSchema<T>(schema: z.ZodType<T>, checkedBy: 'sdk' | 'tool' = 'sdk'): ToolSchema<unknown> {
   return toolSchema(checkedBy === 'sdk' ? schema : z.unknown(), withoutDescriptions(jsonSchemaOf(schema, 'output')) as JsonSchema);
 }
 

@@ -21,7 +21,7 @@ export interface Price {
 const NOT_MONEY: ReadonlySet<string> = new Set(['XAG', 'XAU', 'XBA', 'XBB', 'XBC', 'XBD', 'XDR', 'XPD', 'XPT', 'XSU', 'XTS', 'XUA', 'XXX']);
 
 /** The most a price may be in minor units (it is stored as a PostgreSQL integer). */
-export const MAX_AMOUNT_MINOR = 2_147_483_647;
+const MAX_AMOUNT_MINOR = 2_147_483_647;
 
 /** The number of decimals of the currency's minor unit (0 JPY, 2 USD, 3 KWD), or undefined for a code that is not a currency. */
 export function minorUnitOf(currency: string): number | undefined {
@@ -37,7 +37,7 @@ function digitsOf(price: Price): number {
 }
 
 /** The amount as a decimal number with exactly the currency's decimals: "29.00", "1500", "5.250". */
-export function formatAmount(price: Price): string {
+function formatAmount(price: Price): string {
   const digits = digitsOf(price);
   const text = String(price.amountMinor).padStart(digits + 1, '0');
   return digits === 0 ? text : `${text.slice(0, -digits)}.${text.slice(-digits)}`;

@@ -18,7 +18,7 @@ const ZERO_DECIMAL: ReadonlySet<string> = new Set(['bif', 'clp', 'djf', 'gnf', '
 const THREE_DECIMAL: ReadonlySet<string> = new Set(['bhd', 'jod', 'kwd', 'omr', 'tnd']);
 
 /** The decimals of the unit Stripe's API counts the currency in. */
-export function stripeDecimals(currency: string): number {
+function stripeDecimals(currency: string): number {
   const c = currency.toLowerCase();
   if (ZERO_DECIMAL.has(c)) return 0;
   if (THREE_DECIMAL.has(c)) return 3;

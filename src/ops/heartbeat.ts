@@ -16,7 +16,7 @@ import { SERVICE_VERSION } from '../util/version.ts';
  */
 export const HEARTBEAT_MS = 10_000;
 /** Rows not written for this long belong to processes that died without stopping: pruned. */
-export const HEARTBEAT_PRUNE_MINUTES = 10;
+const HEARTBEAT_PRUNE_MINUTES = 10;
 
 /** How often the process's own state is looked at for a change of leadership. */
 const LOOK_MS = 1_000;

@@ -11,7 +11,7 @@ import { maskUrlCredentials } from '../config/config.ts';
  * leader's lock, migrations, the projection's state, snapshots, the change log, the heartbeats of
  * ops.processes) and Redis, and judged against the thresholds below. Reads only.
  */
-export interface StatusThresholds {
+interface StatusThresholds {
   /** Oldest change not yet projected, and an API process's mirror not found current, for longer: a problem (READY_MAX_LAG_SECONDS, as /readyz). */
   maxLagSeconds: number;
   /** A snapshot older than this while the projection moved past it: a problem (the projector writes one at least hourly when anything changed). */
@@ -20,8 +20,8 @@ export interface StatusThresholds {
   seenWithinSeconds: number;
 }
 
-export const SNAPSHOT_MAX_AGE_SECONDS = 2 * 3600;
-export const SEEN_WITHIN_SECONDS = 60;
+const SNAPSHOT_MAX_AGE_SECONDS = 2 * 3600;
+const SEEN_WITHIN_SECONDS = 60;
 
 export interface ProcessSeen {
   command: string;
@@ -62,7 +62,7 @@ export interface StatusReport {
 const CHECK_MS = 5_000;
 
 /** A URL with its user name and password shown as ***, as configuration errors show them. */
-export function safeUrl(url: string): string {
+function safeUrl(url: string): string {
   return maskUrlCredentials(url);
 }
 

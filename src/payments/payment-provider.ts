@@ -7,7 +7,7 @@ import type { PaymentProviderName } from '../catalog/payments/payments.ts';
  * moves no money. The pay page (web/payment-routes.tsx) asks the provider to start a checkout and,
  * when the maker comes back from one, what became of it; the provider never writes the catalog.
  */
-export interface CheckoutRequest {
+interface CheckoutRequest {
   readonly paymentId: string;
   /** What the maker buys, as the checkout shows it: "Premium plan for <listing name>". */
   readonly description: string;
@@ -16,7 +16,7 @@ export interface CheckoutRequest {
   readonly returnUrl: string;
 }
 
-export type CheckoutStart =
+type CheckoutStart =
   /** Send the browser to the provider's checkout page; `providerRef` names that checkout. */
   | { readonly kind: 'redirect'; readonly url: string; readonly providerRef: string }
   /** Nothing to pay elsewhere: the checkout is settled now (the built-in checkout). */

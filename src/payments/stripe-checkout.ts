@@ -22,7 +22,7 @@ export interface StripeClientOptions {
 }
 
 /** Stripe's hosted checkout pages: where the pay page's form leads, after our 303. */
-export const STRIPE_CHECKOUT_ORIGIN = 'https://checkout.stripe.com';
+const STRIPE_CHECKOUT_ORIGIN = 'https://checkout.stripe.com';
 
 /** How long one call to Stripe may take: the maker is waiting on the pay page. */
 const STRIPE_TIMEOUT_MS = 20_000;

@@ -11,7 +11,7 @@ import type { CatalogSnapshot, ProjectionMirror } from './projection-mirror.ts';
  * same position, so a change is announced only once GET /products/{slug} on this process shows
  * it, and export + the changes after its cursor = the live catalog.
  */
-export interface ChangesAnswer {
+interface ChangesAnswer {
   /** `{"changes":[…],"cursor":"…"}`, each product the stored JSON as it is. */
   readonly body: string;
   readonly count: number;
@@ -38,7 +38,7 @@ export interface ChangeFeedOptions {
 }
 
 /** An answer stops growing once its products reach this many bytes (at least one change is always given). */
-export const CHANGES_MAX_BODY_BYTES = 8 * 1024 * 1024;
+const CHANGES_MAX_BODY_BYTES = 8 * 1024 * 1024;
 
 interface ChangeRow {
   change_log: string;

@@ -73,7 +73,7 @@ function* inListingOrder<T>(
 }
 
 /** The catalog before anything is loaded. */
-export const EMPTY_SNAPSHOT = new SnapshotBuilder(undefined).finish(0);
+const EMPTY_SNAPSHOT = new SnapshotBuilder(undefined).finish(0);
 
 /**
  * The live products the mirror holds: a snapshot (snapshot.ts: one buffer of typed arrays, off

@@ -19,10 +19,10 @@ export interface StateRow {
 export const NO_STATE: StateRow = { version: 0, oldest_version: 0, change_position: 0, change_log: '', committed_at: null, oldest_change_at: null, traceparent: null };
 
 /** Move to a newer snapshot once this many products changed since ours (and at least a fiftieth of the catalog). */
-export const RELOAD_MIN_CHANGES = 1000;
-export const RELOAD_SHARE = 50;
+const RELOAD_MIN_CHANGES = 1000;
+const RELOAD_SHARE = 50;
 /** How often a mirror with many changes looks for a newer snapshot. */
-export const RELOAD_CHECK_MS = 10_000;
+const RELOAD_CHECK_MS = 10_000;
 
 /**
  * Whether the mirror at `version` (-1: nothing loaded yet) must load the whole projection rather

@@ -14,7 +14,7 @@ import type { Snapshot } from './snapshot.ts';
 import type { SnapshotPrefetch } from './snapshot-file.ts';
 import { buildSnapshotFromRows, latestSnapshot, LocalSnapshotCache } from './snapshot-store.ts';
 
-export type { ChangeDelivery, ListingStamp, MirroredProduct };
+export type {  ListingStamp, MirroredProduct };
 
 /**
  * The live catalog at one position of the change log: what GET /api/v1/export streams. Whatever

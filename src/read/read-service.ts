@@ -55,7 +55,7 @@ export interface ReadService {
 }
 
 export { etagOf };
-export type { ListingStamp };
+;
 
 /**
  * An answer kept as the bytes it is sent as; its text is decoded only when asked for (an MCP
@@ -82,7 +82,7 @@ const SEARCH_HEAD = Buffer.from('{"products":[');
 const COMMA = Buffer.from(',');
 
 /** One cache key per distinct answer: parameters in a fixed order, q normalized as search does. */
-export function searchCacheKey(query: SearchQuery): string {
+function searchCacheKey(query: SearchQuery): string {
   const q = query.q === undefined ? '' : query.q.normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim();
   return `${q}\u0000${query.category ?? ''}\u0000${query.label ?? ''}\u0000${query.tag ?? ''}\u0000${query.page}\u0000${query.limit}`;
 }

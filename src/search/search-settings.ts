@@ -34,11 +34,11 @@ const fileSchema = z.strictObject({
 });
 
 export type SearchSettingsFile = z.infer<typeof fileSchema>;
-export type SearchableField = z.infer<typeof searchableField>;
+type SearchableField = z.infer<typeof searchableField>;
 
-export const DEFAULT_SEARCH_CONFIG_PATH = projectPath('search-config/meilisearch.json');
+const DEFAULT_SEARCH_CONFIG_PATH = projectPath('search-config/meilisearch.json');
 
-export class SearchConfigError extends Error {
+class SearchConfigError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'SearchConfigError';

@@ -12,10 +12,10 @@
  */
 
 /** Meilisearch reads at most this many words of a query; the rest is ignored. */
-export const MAX_QUERY_WORDS = 10;
+const MAX_QUERY_WORDS = 10;
 
 /** Meilisearch neither indexes nor expands words longer than this many UTF-8 bytes. */
-export const MAX_WORD_BYTES = 250;
+const MAX_WORD_BYTES = 250;
 
 /** Query word lengths (in characters) from which one, then two typos are tolerated. */
 export interface TypoSizes {
@@ -24,14 +24,14 @@ export interface TypoSizes {
 }
 
 /** Meilisearch's default: one typo from 5 characters, two from 9. */
-export const DEFAULT_TYPO_SIZES: TypoSizes = Object.freeze({ oneTypo: 5, twoTypos: 9 });
+const DEFAULT_TYPO_SIZES: TypoSizes = Object.freeze({ oneTypo: 5, twoTypos: 9 });
 
 const COMBINING_MARK = /\p{M}/gu;
 const WORD = /[\p{L}\p{N}]+/gu;
 const ENDS_IN_WORD = /[\p{L}\p{N}]$/u;
 
 /** Lowercased, decomposed, marks removed: the form every word is compared in. */
-export function normalizeText(text: string): string {
+function normalizeText(text: string): string {
   return text.normalize('NFKD').toLowerCase().replace(/æ/g, 'ae').replace(/œ/g, 'oe').replace(COMBINING_MARK, '');
 }
 

@@ -18,7 +18,7 @@ export interface FaqEntry {
   answer: string;
 }
 
-export const FAQ_LIMITS = {
+const FAQ_LIMITS = {
   items: LISTING_LIMITS.faqMax,
   question: LISTING_LIMITS.faqQuestionMax,
   answer: LISTING_LIMITS.faqAnswerMax,

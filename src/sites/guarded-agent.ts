@@ -96,7 +96,7 @@ function guardedLookup(resolver: Resolver, allowLoopback: boolean) {
 }
 
 /** The host part of a URL as Node connects to it: IPv6 literals lose their brackets. */
-export function unbracket(hostname: string): string {
+function unbracket(hostname: string): string {
   return hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
 }
 

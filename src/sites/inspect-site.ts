@@ -12,9 +12,9 @@ import { SiteFetchError, type SiteFetchErrorCode } from './site-fetch-error.ts';
  * the caller why (see site-fetch-error.ts), and badgeCheck turns it into "inconclusive".
  */
 
-export type { FaqEntry } from './faq-json-ld.ts';
-export type { SiteIcon } from './page-metadata.ts';
-export { badgeMarkup, BADGE_SIZE } from './badge-markup.tsx';
+;
+;
+export { badgeMarkup,  } from './badge-markup.tsx';
 
 /** Most bytes read for /favicon.ico. */
 export const FAVICON_MAX_BYTES = 256 * 1024;
@@ -28,7 +28,7 @@ export interface InspectOptions {
   signal?: AbortSignal;
 }
 
-export type BadgeResult = { status: 'found' } | { status: 'missing'; reason: string };
+type BadgeResult = { status: 'found' } | { status: 'missing'; reason: string };
 
 export interface SiteInspection {
   /** The page's URL after redirects. */

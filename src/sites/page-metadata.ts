@@ -12,7 +12,7 @@ import { websiteIdentity } from './website-identity.ts';
  * URL the page was finally fetched from. Only http(s) results are kept (no data:, javascript:).
  */
 
-export const PAGE_TEXT_LIMITS = { title: 200, description: 1000 } as const;
+const PAGE_TEXT_LIMITS = { title: 200, description: 1000 } as const;
 
 export interface SiteIcon {
   url: string;
@@ -49,7 +49,7 @@ function insideSvg(el: Element): boolean {
 }
 
 /** The URL relative links on this page resolve against. */
-export function baseUrl(document: Document, pageUrl: string): string {
+function baseUrl(document: Document, pageUrl: string): string {
   const base = findOne((el) => el.name === 'base' && getAttributeValue(el, 'href') !== undefined, document.children);
   return httpUrl(base ? getAttributeValue(base, 'href') : undefined, pageUrl) ?? pageUrl;
 }

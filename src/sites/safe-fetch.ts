@@ -50,7 +50,7 @@ export const SITE_FETCH_LIMITS = {
   maxRedirects: 5,
 } as const;
 
-export type ContentKind = 'html' | 'image';
+type ContentKind = 'html' | 'image';
 
 export interface SiteFetcherOptions extends GuardedAgentOptions {
   /** One deadline for the whole fetch: DNS, redirects and body. Default 10 s. */
@@ -62,7 +62,7 @@ export interface SiteFetcherOptions extends GuardedAgentOptions {
   userAgent?: string;
 }
 
-export interface FetchOptions {
+interface FetchOptions {
   /** What the answer must be. Default html. */
   kind?: ContentKind;
   /** A lower body limit for this fetch (a favicon needs far less than a page). */
@@ -71,7 +71,7 @@ export interface FetchOptions {
   signal?: AbortSignal;
 }
 
-export interface FetchedResource {
+interface FetchedResource {
   /** The URL that answered, after redirects (without fragment). */
   url: string;
   status: number;
@@ -113,7 +113,7 @@ function seconds(ms: number): string {
 }
 
 /** Parses and checks a URL to fetch: http(s), no credentials. The fragment is dropped. */
-export function checkFetchUrl(input: string | URL): URL {
+function checkFetchUrl(input: string | URL): URL {
   let url: URL;
   try {
     url = new URL(String(input));
@@ -357,10 +357,10 @@ export interface GuardedFetchOptions extends GuardedAgentOptions {
 }
 
 /** Headers as any fetch implementation spells them, Node's global Headers included. */
-export type HeadersLike = HeadersInit | { forEach(callback: (value: string, name: string) => void): void };
+type HeadersLike = HeadersInit | { forEach(callback: (value: string, name: string) => void): void };
 
 /** RequestInit as libraries pass it, possibly with a dispatcher of their own, which is ignored. */
-export type GuardedFetchInit = Omit<RequestInit, 'dispatcher' | 'headers'> & { dispatcher?: unknown; headers?: HeadersLike };
+type GuardedFetchInit = Omit<RequestInit, 'dispatcher' | 'headers'> & { dispatcher?: unknown; headers?: HeadersLike };
 export type GuardedFetch = (input: string | URL, init?: GuardedFetchInit) => Promise<Response>;
 
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);

@@ -19,7 +19,7 @@ export interface LimiterOptions {
 }
 
 /** The limiter behind every per-key budget: Redis when there is one, with memory as insurance. */
-export function buildLimiter(opts: LimiterOptions): RateLimiterAbstract {
+function buildLimiter(opts: LimiterOptions): RateLimiterAbstract {
   const memory = new RateLimiterMemory({ points: opts.points, duration: opts.durationSeconds, keyPrefix: opts.keyPrefix });
   if (!opts.redis) return memory;
   return new RateLimiterRedis({ storeClient: opts.redis, points: opts.points, duration: opts.durationSeconds, keyPrefix: opts.keyPrefix, insuranceLimiter: memory });

@@ -32,9 +32,9 @@ export interface StopLog {
   fatal?(obj: object, msg?: string): void;
 }
 
-export const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 /** How long a clean stop may take before the process exits regardless. */
-export const STOP_GRACE_MS = 8_000;
+const STOP_GRACE_MS = 8_000;
 
 interface State {
   stopping: boolean;

@@ -12,7 +12,7 @@ export const FLASH_COOKIE = 'catalog_flash';
 const FLASH_PATH = '/dashboard';
 const FLASH_SECONDS = 300;
 
-export const FLASH_EVENTS = ['published', 'pending_review', 'updated_live', 'sent_to_review', 'website_live', 'website_review', 'profile_live', 'profile_review', 'upgrade'] as const;
+const FLASH_EVENTS = ['published', 'pending_review', 'updated_live', 'sent_to_review', 'website_live', 'website_review', 'profile_live', 'profile_review', 'upgrade'] as const;
 
 const flashSchema = z.object({
   slug: z.string().max(200),

@@ -25,10 +25,10 @@ import { projectPath } from '../util/project-file.ts';
  *
  * The files are read once per process; `scripts/render-icons.ts` makes the PNGs from the SVG.
  */
-export const ICON_CACHE_CONTROL = 'public, max-age=86400';
-export const SVG_ICON_CSP = "default-src 'none'; style-src 'unsafe-inline'";
+const ICON_CACHE_CONTROL = 'public, max-age=86400';
+const SVG_ICON_CSP = "default-src 'none'; style-src 'unsafe-inline'";
 
-export interface IconFile {
+interface IconFile {
   readonly icon: ServedIcon;
   readonly body: Buffer;
   readonly etag: string;
@@ -38,7 +38,7 @@ export interface IconFile {
 let loaded: readonly IconFile[] | undefined;
 
 /** The served files, read on first use: they ship with the sources and do not change while running. */
-export function iconFiles(): readonly IconFile[] {
+function iconFiles(): readonly IconFile[] {
   loaded ??= SERVED_ICONS.map((icon) => {
     const body = readFileSync(projectPath(`src/web/assets/icons/${path.posix.basename(icon.path)}`));
     const etag = `"${createHash('sha256').update(body).digest('hex').slice(0, 16)}"`;

@@ -48,7 +48,7 @@ export const CROSS_SITE_FORM = 'CATALOG_CROSS_SITE_FORM';
  * - with neither, nothing is known (a client that is no browser, or a very old browser): the
  *   form's token alone decides, and a cross-site page cannot read it.
  */
-export function crossSiteForm(request: FastifyRequest, publicOrigin: string): boolean {
+function crossSiteForm(request: FastifyRequest, publicOrigin: string): boolean {
   const origin = request.headers.origin;
   if (origin !== undefined) return origin !== publicOrigin && origin !== `${request.protocol}://${request.host}`;
   const site = request.headers['sec-fetch-site'];

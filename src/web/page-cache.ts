@@ -15,7 +15,7 @@ import { etagOf } from '../read/read-service.ts';
  * A page rendered from one version is never kept under another: a render that began before a
  * change and ends after it is sent but not stored.
  */
-export interface RenderedPage {
+interface RenderedPage {
   page: VNode;
   /** 200 (kept and cached by edges) unless stated; any other status is sent uncached and not kept. */
   status?: number;
@@ -38,7 +38,7 @@ export interface PageCache {
 }
 
 /** A page as sent: its bytes, encoded once, their ETag, and the route that answered it. */
-export interface KeptPage {
+interface KeptPage {
   readonly bytes: Buffer;
   readonly etag: string;
   /** The route's pattern (`/products/:slug`), as the request metrics name it. */

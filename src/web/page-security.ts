@@ -25,7 +25,7 @@ import { cspDirectives } from './csp.ts';
 export type SecurityHeaders = ReadonlyArray<readonly [name: string, value: string]>;
 
 /** The headers, as helmet sets them on a response: its names, values and order. */
-export function pageSecurityHeaders(opts: { publicUrl: string }): SecurityHeaders {
+function pageSecurityHeaders(opts: { publicUrl: string }): SecurityHeaders {
   const https = new URL(opts.publicUrl).protocol === 'https:';
   const headers: Array<[string, string]> = [];
   const recorder = {

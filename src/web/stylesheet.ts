@@ -19,8 +19,6 @@ export interface StaticAsset {
   readonly etag: string;
   readonly contentType: string;
 }
-/** The stylesheet's name before assets included the script; kept for its readers. */
-export type Stylesheet = StaticAsset;
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 

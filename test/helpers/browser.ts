@@ -30,7 +30,7 @@ import { projectPath } from '../../src/util/project-file.ts';
  * so even Chromium's own background requests cannot reach the network.
  */
 
-export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 const SCREENSHOT_DIR = path.join(path.dirname(projectPath('package.json')), 'test-artifacts', 'screenshots');
 
@@ -59,7 +59,7 @@ const CSP_LISTENER = `document.addEventListener('securitypolicyviolation', (e) =
   window.__reportCspViolation({ directive: e.effectiveDirective, blockedUri: e.blockedURI, sourceFile: e.sourceFile, line: e.lineNumber, sample: e.sample });
 });`;
 
-export interface CspViolation {
+interface CspViolation {
   directive: string;
   blockedUri: string;
   sourceFile: string;
@@ -89,7 +89,7 @@ export interface BrowserHarness {
 }
 
 /** Why browser tests cannot run here, or undefined when they can. */
-export function chromiumMissing(): string | undefined {
+function chromiumMissing(): string | undefined {
   if (existsSync(CHROMIUM_PATH)) return undefined;
   return `Chromium is not installed at ${CHROMIUM_PATH}: run \`apt-get install -y chromium\` (as root), or set CHROMIUM_PATH`;
 }
@@ -99,7 +99,7 @@ function isCi(): boolean {
   return ci !== undefined && ci !== '' && ci !== '0' && ci !== 'false';
 }
 
-export async function launchBrowser(): Promise<Browser> {
+async function launchBrowser(): Promise<Browser> {
   const missing = chromiumMissing();
   if (missing) throw new Error(missing);
   // launch() gives the browser a fresh temporary profile and removes it on close.
@@ -118,7 +118,7 @@ function isLoopback(url: string): boolean {
   return host === 'localhost' || host === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(host);
 }
 
-export interface TabOptions {
+interface TabOptions {
   /** false: the page runs no script at all, as for a visitor who turned JavaScript off. */
   javaScriptEnabled?: boolean;
   /**
@@ -128,7 +128,7 @@ export interface TabOptions {
   bypassCSP?: boolean;
 }
 
-export async function openTab(browser: Browser, opts: TabOptions = {}): Promise<Tab> {
+async function openTab(browser: Browser, opts: TabOptions = {}): Promise<Tab> {
   const context = await browser.newContext({ javaScriptEnabled: opts.javaScriptEnabled ?? true, bypassCSP: opts.bypassCSP ?? false });
   context.setDefaultTimeout(15_000);
   const consoleErrors: string[] = [];

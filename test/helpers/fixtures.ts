@@ -15,11 +15,6 @@ import type { Pool } from '../../src/db/pool.ts';
  * Not live: draft-idea (draft), pending-review (pending), rejected-app (rejected), hidden-gem (hidden)
  * Categories: design (2 live), developer-tools (3 live), productivity (1 live), empty-shelf (0 live)
  */
-export interface FixtureListing {
-  slug: string;
-  status: 'draft' | 'pending' | 'live' | 'rejected' | 'hidden';
-  listed_at: string | null;
-}
 
 export const FIXTURE_CATEGORIES = [
   { slug: 'design', name: 'Design', noun: 'resources' },
@@ -95,7 +90,7 @@ const base = {
   promo: null,
 };
 
-export const FIXTURE_ROWS: Row[] = [
+const FIXTURE_ROWS: Row[] = [
   {
     ...base,
     slug: 'pixel-forge',

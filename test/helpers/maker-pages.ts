@@ -29,7 +29,7 @@ export interface MakerSites {
   url(host: string, path?: string): string;
 }
 
-export const SITE_HOSTS = ['good.example', 'bare.example', 'other.example', 'badge.example'];
+const SITE_HOSTS = ['good.example', 'bare.example', 'other.example', 'badge.example'];
 
 export async function startMakerSites(): Promise<MakerSites> {
   const pages = new Map<string, string>();

@@ -61,7 +61,7 @@ export function headingAnchors(markdown: string): Set<string> {
 }
 
 /** The links and images of a document whose target is in the project (not a URL with a scheme). */
-export function relativeLinks(markdown: string): string[] {
+function relativeLinks(markdown: string): string[] {
   const out: string[] = [];
   for (const token of walk(lexer(markdown))) {
     if (token.type !== 'link' && token.type !== 'image') continue;

@@ -9,7 +9,7 @@ import Stripe from 'stripe';
  * `GET /v1/checkout/sessions/:id`. The service reaches it through STRIPE_API_BASE; nothing leaves
  * the machine. Tests read the requests the SDK sent and decide what each session has become.
  */
-export interface StandInRequest {
+interface StandInRequest {
   method: string;
   path: string;
   headers: IncomingHttpHeaders;
@@ -45,7 +45,7 @@ export interface StripeStandIn {
   close(): Promise<void>;
 }
 
-export function sessionId(): string {
+function sessionId(): string {
   return `cs_test_${randomBytes(12).toString('hex')}`;
 }
 

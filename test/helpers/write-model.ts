@@ -61,7 +61,7 @@ const COLUMNS = [
 let counter = 0;
 
 /** A complete live listing with every field set, overridable. */
-export function listingValues(input: ListingInput = {}): Required<ListingInput> {
+function listingValues(input: ListingInput = {}): Required<ListingInput> {
   const n = ++counter;
   const slug = input.slug ?? `listing-${process.pid}-${n}-${randomUUID().slice(0, 8)}`;
   return {

@@ -17,7 +17,7 @@ export interface ConsumerKey {
   readonly limits: KeyLimits;
 }
 
-export type KeyRefusal = 'malformed' | 'unknown' | 'revoked' | 'expired';
+type KeyRefusal = 'malformed' | 'unknown' | 'revoked' | 'expired';
 
 export type KeyCheck = { readonly ok: true; readonly key: ConsumerKey } | { readonly ok: false; readonly reason: KeyRefusal; readonly message: string };
 

@@ -15,7 +15,7 @@ import { BADGE_RECHECK_SCHEDULE } from '../review/review-rules.ts';
  * takes over when the leader stops. The leader looks for due badges every poll (a minute) and
  * right after it starts; each badge is due a day after its last check, give or take the jitter.
  */
-export const BADGE_RECHECK_DEFAULTS = {
+const BADGE_RECHECK_DEFAULTS = {
   ...BADGE_RECHECK_SCHEDULE,
   concurrency: 4,
   pollMs: 60_000,

@@ -17,7 +17,7 @@ import type { ListingUrls } from '../listings/listing-urls.ts';
  */
 export const BADGE_PATH = '/badge';
 
-export function badgeImageUrl(publicUrl: string, slug: string): string {
+function badgeImageUrl(publicUrl: string, slug: string): string {
   return `${publicUrl}${BADGE_PATH}/${slug}.svg`;
 }
 

@@ -20,7 +20,7 @@ export interface ImportOptions {
   onProgress?: (progress: ImportProgress) => void;
 }
 
-export interface ImportProgress {
+interface ImportProgress {
   /** Lines read so far, blank ones included. */
   lines: number;
   errors: number;

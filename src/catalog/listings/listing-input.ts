@@ -14,13 +14,12 @@ import { hasControlCharacters } from './maker-input.ts';
  * document imports back) and ignored.
  */
 
-export const listingStatusSchema = z.enum(['draft', 'pending', 'live', 'rejected', 'hidden'], {
+const listingStatusSchema = z.enum(['draft', 'pending', 'live', 'rejected', 'hidden'], {
   error: 'must be one of draft, pending, live, rejected, hidden',
 });
-export const listingPlanSchema = z.enum(['free', 'premium'], { error: 'must be free or premium' });
+const listingPlanSchema = z.enum(['free', 'premium'], { error: 'must be free or premium' });
 
 export type ListingStatus = z.infer<typeof listingStatusSchema>;
-export type ListingPlan = z.infer<typeof listingPlanSchema>;
 
 const slug = z
   .string({ error: 'must be a string' })
@@ -85,14 +84,14 @@ const social = z
       .regex(/^[\p{L}\p{N}_.-]+(@[\p{L}\p{N}.-]+)?$/u, { error: 'must be a handle such as "pixelforge": not empty, no spaces, no URL' }),
   );
 
-export const categoryLineSchema = z.strictObject({
+const categoryLineSchema = z.strictObject({
   kind: z.literal('category'),
   slug,
   name: text(LISTING_LIMITS.categoryNameMax),
   noun: text(LISTING_LIMITS.categoryNounMax),
 });
 
-export const listingLineSchema = z.strictObject({
+const listingLineSchema = z.strictObject({
   kind: z.literal('listing'),
   id: z
     .uuid({ error: 'must be a UUID' })
@@ -161,7 +160,7 @@ export function formatLineError(e: LineError): string {
 }
 
 /** Longest line accepted: a maximal description with room for every other field. */
-export const MAX_LINE_CHARS = 1_000_000;
+const MAX_LINE_CHARS = 1_000_000;
 
 function valueAt(doc: unknown, path: readonly PropertyKey[]): unknown {
   let v = doc;

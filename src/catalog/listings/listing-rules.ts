@@ -146,7 +146,7 @@ export function blocklistEntryFor(host: string, blocklist: readonly string[]): s
 // Draft limits: at most DRAFTS_PER_IP drafts per client address in DRAFT_WINDOW_MS
 
 export const DRAFT_WINDOW_MS = 24 * 60 * 60 * 1000;
-export const DRAFTS_PER_IP = 5;
+const DRAFTS_PER_IP = 5;
 
 export interface DraftCounts {
   /** Drafts from this IP in the last 24 hours, and when the oldest of them was made. */

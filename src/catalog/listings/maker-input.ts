@@ -147,7 +147,7 @@ const website = z.string({ error: 'website must be text' }).transform((value, ct
 
 const pricingModel = z.enum(pricingModelSchema.options, { error: `pricing_model must be one of ${pricingModelSchema.options.join(', ')}` });
 const productType = z.enum(productTypeSchema.options, { error: `product_type must be ${productTypeSchema.options.join(' or ')}` });
-export const planSchema = z.enum(['free', 'premium'], { error: 'plan must be free or premium' });
+const planSchema = z.enum(['free', 'premium'], { error: 'plan must be free or premium' });
 
 /** The editable fields (update_listing and the edit page); the website too (listingChangesSchema). */
 export const listingChangesShape = {

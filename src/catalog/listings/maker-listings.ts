@@ -148,7 +148,7 @@ export interface EditResult {
   readonly websiteChange: WebsiteChange | null;
 }
 
-export interface WebsiteChange {
+interface WebsiteChange {
   /** The site the listing had. */
   readonly from: string;
   /** Accepted at once (a live listing whose new site passed the automatic check), or waiting for a reviewer. */

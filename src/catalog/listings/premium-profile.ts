@@ -18,7 +18,7 @@ import type { ListingUrls } from './listing-urls.ts';
  * The schema's messages leave out which value they are about; profileIssues() names it
  * ("highlight 3 must be at most 300 characters"), from the issue's path.
  */
-export interface Promo {
+interface Promo {
   readonly code: string;
   readonly discount: string;
   readonly url: string | null;
@@ -84,8 +84,6 @@ export const premiumProfileSchema = z
     }),
   );
 
-export type PremiumProfileInput = z.input<typeof premiumProfileSchema>;
-
 const LABELS: Readonly<Record<string, { list: string; item: string }>> = {
   highlights: { list: 'highlights', item: 'highlight' },
   ideal_for: { list: 'ideal for', item: 'ideal for line' },
@@ -123,7 +121,6 @@ interface ProfileRow {
   promo_url: string | null;
   promo_expires_at: string | null;
 }
-
 
 /** The premium profile of one of the maker's listings (empty for a listing that never had one). */
 export async function getPremiumProfile(db: Queryable, makerId: string, listingId: string): Promise<PremiumProfile> {

@@ -57,7 +57,7 @@ export type PaymentConfirmation =
       readonly notified: Promise<boolean>;
     };
 
-export function paymentNotFound(): CatalogError {
+function paymentNotFound(): CatalogError {
   return new CatalogError(ErrorCode.NOT_FOUND, 404, 'There is no such payment.');
 }
 

@@ -25,7 +25,7 @@ export interface SiteSnapshot {
   readonly problem: string | null;
 }
 
-export interface SameWebsite {
+interface SameWebsite {
   readonly slug: string;
   readonly name: string;
   readonly status: ListingStatus;

@@ -99,7 +99,7 @@ export function reviewStateOf(row: {
   };
 }
 
-export interface ReviewChange {
+interface ReviewChange {
   readonly action: ReviewAction;
   readonly from: ListingStatus;
   readonly to: ListingStatus;
@@ -202,7 +202,7 @@ export function feedbackRequired(action: ReviewAction): boolean {
 // Scheduled badge re-checks
 
 /** Scheduled re-checks in a row that found the badge missing before the listing is hidden. */
-export const BADGE_MISSES_TO_HIDE = 2;
+const BADGE_MISSES_TO_HIDE = 2;
 
 /** What the maker reads on a listing hidden for a missing badge. */
 export const BADGE_MISSING_FEEDBACK =

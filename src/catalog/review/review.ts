@@ -47,7 +47,7 @@ export interface RecordedDecision {
   readonly notified: Promise<boolean>;
 }
 
-export function noSuchListing(slug: string): CatalogError {
+function noSuchListing(slug: string): CatalogError {
   return new CatalogError(ErrorCode.NOT_FOUND, 404, `No listing has the slug '${slug.slice(0, 200)}'.`);
 }
 

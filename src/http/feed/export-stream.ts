@@ -10,7 +10,7 @@ import zlib from 'node:zlib';
 export type ContentCoding = 'br' | 'gzip' | 'identity';
 
 /** Bytes per chunk handed to the socket (or the compressor): few large writes, little memory. */
-export const EXPORT_CHUNK_BYTES = 256 * 1024;
+const EXPORT_CHUNK_BYTES = 256 * 1024;
 
 /**
  * Compression levels chosen to stream a large catalog at a sane speed on one core: on the

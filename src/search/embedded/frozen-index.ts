@@ -230,7 +230,7 @@ export class FrozenIndex {
 }
 
 /** The filter keys a request names. */
-export function filterKeysOf(request: { category?: string; label?: string; tag?: string }): string[] {
+function filterKeysOf(request: { category?: string; label?: string; tag?: string }): string[] {
   const keys: string[] = [];
   if (request.category !== undefined) keys.push(`category:${request.category}`);
   if (request.label !== undefined) keys.push(`label:${request.label}`);
@@ -239,7 +239,7 @@ export function filterKeysOf(request: { category?: string; label?: string; tag?:
 }
 
 /** The filter keys of a document. */
-export function documentFilterKeys(doc: Pick<SearchDocument, 'category' | 'labels' | 'tags'>): Set<string> {
+function documentFilterKeys(doc: Pick<SearchDocument, 'category' | 'labels' | 'tags'>): Set<string> {
   const keys = new Set<string>();
   if (doc.category !== null) keys.add(`category:${doc.category}`);
   for (const l of doc.labels) keys.add(`label:${l}`);

@@ -40,7 +40,7 @@ function hexValue(c: number): number {
 }
 
 /** The canonical (lowercase) text of the UUID at `at`. */
-export function uuidText(bytes: Uint8Array, at: number): string {
+function uuidText(bytes: Uint8Array, at: number): string {
   const h = (i: number) => HEX[bytes[at + i]!]!;
   return `${h(0)}${h(1)}${h(2)}${h(3)}-${h(4)}${h(5)}-${h(6)}${h(7)}-${h(8)}${h(9)}-${h(10)}${h(11)}${h(12)}${h(13)}${h(14)}${h(15)}`;
 }

@@ -12,7 +12,7 @@ import { SearchIndexWriteError } from './search-task-error.ts';
  * can hold, so "listed_at:desc" puts such listings after every listed one, ties by id, without
  * depending on how Meilisearch places documents lacking a sort field.
  */
-export const NEVER_LISTED = -8.64e15;
+const NEVER_LISTED = -8.64e15;
 
 /** The document as Meilisearch stores it: never listed sorts last as NEVER_LISTED. */
 type MeiliDocument = Omit<SearchDocument, 'listed_at'> & { listed_at: number };

@@ -61,7 +61,7 @@ export interface CreateValues {
   expires: string;
 }
 
-export const EMPTY_CREATE: CreateValues = { name: '', search: '', other: '', export: '', changes: '', expires: '' };
+const EMPTY_CREATE: CreateValues = { name: '', search: '', other: '', export: '', changes: '', expires: '' };
 
 /** The form that makes a key, sent back: field name → message, and what was typed. */
 export interface CreateProblem {

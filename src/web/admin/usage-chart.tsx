@@ -18,7 +18,7 @@ export interface UsageChartProps {
 }
 
 /** Each day's answered requests, every family together. */
-export function answeredOf(day: UsageDay): number {
+function answeredOf(day: UsageDay): number {
   return day.search + day.other + day.export + day.changes;
 }
 

@@ -9,7 +9,7 @@ import type { ComponentChildren } from 'preact';
  */
 
 /** The name of the hidden field every POST form carries its CSRF token in. */
-export const CSRF_FIELD = '_csrf';
+const CSRF_FIELD = '_csrf';
 
 /** Field name → message, in the order the fields appear on the page. */
 export type FieldErrors = Readonly<Record<string, string>>;

@@ -16,7 +16,7 @@ export interface Session {
 }
 
 /** The header link marked as the current section (aria-current="page"). */
-export type NavSection = 'home' | 'categories' | 'api' | 'signin' | 'dashboard' | 'apps' | 'review' | 'keys';
+type NavSection = 'home' | 'categories' | 'api' | 'signin' | 'dashboard' | 'apps' | 'review' | 'keys';
 
 export interface PageProps {
   /** The page's own title; the site name is appended in the document title. */

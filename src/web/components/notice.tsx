@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 
-export type NoticeKind = 'info' | 'success' | 'error';
+type NoticeKind = 'info' | 'success' | 'error';
 
 /** A flash message shown once above a page's content ("Listing saved", "Link expired"). */
 export interface NoticeMessage {

@@ -6,13 +6,13 @@ import { xmlEscape } from './xml.ts';
  * HTML, escaped as `type="html"`. The `feed` package was not used: it writes titles and summaries
  * as HTML in CDATA sections, so a name such as `<b>` would be shown as markup by readers.
  */
-export interface AtomPerson {
+interface AtomPerson {
   name: string;
   /** An http(s) IRI; left out when undefined. */
   uri?: string | undefined;
 }
 
-export interface AtomCategory {
+interface AtomCategory {
   term: string;
   label?: string | undefined;
   scheme?: string | undefined;

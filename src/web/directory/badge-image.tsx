@@ -21,13 +21,13 @@ import { sendPrivatePage } from '../render.ts';
  * it is not counted against a visitor's rate limit, as a page of the maker's site may show it
  * on every view.
  */
-export const BADGE_CACHE_CONTROL = 'public, max-age=86400';
-export const SVG_CONTENT_TYPE = 'image/svg+xml; charset=utf-8';
+const BADGE_CACHE_CONTROL = 'public, max-age=86400';
+const SVG_CONTENT_TYPE = 'image/svg+xml; charset=utf-8';
 
 const FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, Helvetica, Arial, sans-serif";
 const TEXT_X = 52;
 
-export function BadgeImage() {
+function BadgeImage() {
   const { width, height } = BADGE_SIZE;
   const label = `Listed on ${SITE_NAME}`;
   return (
@@ -49,7 +49,7 @@ export function BadgeImage() {
 
 let rendered: { body: string; etag: string } | undefined;
 
-export function badgeImage(): { body: string; etag: string } {
+function badgeImage(): { body: string; etag: string } {
   if (!rendered) {
     const body = renderToString(<BadgeImage />);
     rendered = { body, etag: `"${createHash('sha256').update(body).digest('hex').slice(0, 16)}"` };
@@ -57,7 +57,7 @@ export function badgeImage(): { body: string; etag: string } {
   return rendered;
 }
 
-export function isBadgeSlug(slug: string): boolean {
+function isBadgeSlug(slug: string): boolean {
   return slug.length >= 1 && slug.length <= SLUG_MAX && SLUG_PATTERN.test(slug);
 }
 

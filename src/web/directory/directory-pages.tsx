@@ -393,7 +393,7 @@ export function CategoryPage({ category, result, pages, pastTheEnd, refused, cat
 }
 
 /** The last page a search can show: the API pages up to 500. */
-export const SEARCH_PAGE_MAX = 500;
+const SEARCH_PAGE_MAX = 500;
 
 export interface SearchPageProps {
   /** The filters as asked for (shown back, even when refused). */

@@ -24,9 +24,9 @@ import { buildSitemap, isoDateTime, SITEMAP_LIMITS, type SitemapLimits, type Sit
 /** Entries of a feed: the newest listings, as a search with no query orders them. */
 export const FEED_ENTRIES = 50;
 
-export const XML_CONTENT_TYPE = 'application/xml; charset=utf-8';
-export const ATOM_CONTENT_TYPE = 'application/atom+xml; charset=utf-8';
-export const ROBOTS_CONTENT_TYPE = 'text/plain; charset=utf-8';
+const XML_CONTENT_TYPE = 'application/xml; charset=utf-8';
+const ATOM_CONTENT_TYPE = 'application/atom+xml; charset=utf-8';
+const ROBOTS_CONTENT_TYPE = 'text/plain; charset=utf-8';
 
 /** A feed's `updated` while it has no entry: the start of the epoch, the same in every process. */
 const NEVER = '1970-01-01T00:00:00Z';
@@ -80,7 +80,7 @@ function answerOf(text: string): Answer {
   };
 }
 
-export function robotsTxt(publicUrl: string): string {
+function robotsTxt(publicUrl: string): string {
   return [
     `# ${SITE_NAME}: every public page may be crawled; the paths below are private, per visitor, or not pages.`,
     'User-agent: *',

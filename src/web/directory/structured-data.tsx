@@ -18,7 +18,7 @@ function httpsUrl(u: string | null): string | undefined {
 }
 
 /** The image a listing is shown with elsewhere: its cover, else its logo (https only). */
-export function listingImage(product: Product): string | undefined {
+function listingImage(product: Product): string | undefined {
   return httpsUrl(product.cover) ?? httpsUrl(product.logo);
 }
 
@@ -29,12 +29,12 @@ const JSON_IN_HTML: Record<string, string> = { '<': '\\u003c', '>': '\\u003e', '
  * (so no `</script>` or `<!--`), `>` or `&` in its text, and no U+2028/U+2029 (line ends to
  * older JavaScript parsers).
  */
-export function jsonForScript(value: unknown): string {
+function jsonForScript(value: unknown): string {
   return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => JSON_IN_HTML[c]!);
 }
 
 /** The schema.org object of a listing page. */
-export function listingJsonLd(product: Product, category: Category | undefined, pageUrl: string): Record<string, unknown> {
+function listingJsonLd(product: Product, category: Category | undefined, pageUrl: string): Record<string, unknown> {
   const isProduct = product.product_type === 'digital_product';
   const image = listingImage(product);
   const data: Record<string, unknown> = {

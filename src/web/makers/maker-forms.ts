@@ -20,7 +20,7 @@ import type { FieldErrors } from '../components/forms.tsx';
 export type FormBody = Readonly<Record<string, string | readonly string[] | undefined>> | undefined;
 
 /** The first value of a field, as text ('' when absent). */
-export function formField(body: FormBody, name: string): string {
+function formField(body: FormBody, name: string): string {
   const value = body?.[name];
   return typeof value === 'string' ? value : Array.isArray(value) ? String(value[0] ?? '') : '';
 }
@@ -72,7 +72,7 @@ const unknownCategory = (value: string) => `Choose a category from the list: "${
 // ---------------------------------------------------------------------------------------------
 // The submission form (/dashboard/new and the claim page)
 
-export const SUBMISSION_FIELDS = ['website', 'name', 'punchline', 'description', 'category', 'pricing_model', 'product_type', 'social', 'tags', 'plan'] as const;
+const SUBMISSION_FIELDS = ['website', 'name', 'punchline', 'description', 'category', 'pricing_model', 'product_type', 'social', 'tags', 'plan'] as const;
 export type SubmissionValues = Record<(typeof SUBMISSION_FIELDS)[number], string>;
 
 /** What the form asks for although the automatic check would only hold the listing without it. */
@@ -156,7 +156,7 @@ function ordered(errors: Record<string, string>, order: readonly string[]): Fiel
 // ---------------------------------------------------------------------------------------------
 // The edit form of a listing (the fields update_listing changes)
 
-export const LISTING_FIELDS = ['website', 'name', 'punchline', 'description', 'category', 'pricing_model', 'social'] as const;
+const LISTING_FIELDS = ['website', 'name', 'punchline', 'description', 'category', 'pricing_model', 'social'] as const;
 export type ListingValues = Record<(typeof LISTING_FIELDS)[number], string>;
 
 const REQUIRED_TO_EDIT: Readonly<Record<string, string>> = {
@@ -221,7 +221,7 @@ export const EMPTY_FAQ_ROWS = 3;
 /** Rows read from a posted form: the limit, and one more so an extra row is reported, not dropped. */
 const FAQ_ROWS_READ = LISTING_LIMITS.faqMax + EMPTY_FAQ_ROWS;
 
-export const PROFILE_FIELDS = ['highlights', 'ideal_for', 'faq', 'faq_question', 'faq_answer', 'promo_code', 'promo_discount', 'promo_url', 'promo_expires_at'] as const;
+const PROFILE_FIELDS = ['highlights', 'ideal_for', 'faq', 'faq_question', 'faq_answer', 'promo_code', 'promo_discount', 'promo_url', 'promo_expires_at'] as const;
 
 export function profileValuesFrom(body: FormBody): ProfileValues {
   const questions = formFields(body, 'faq_question').slice(0, FAQ_ROWS_READ);

@@ -312,11 +312,6 @@ function websiteHint(listing: MakerListing): string {
   return `Another site is read and checked as a new submission is: ${outcome}.${badge}`;
 }
 
-export type VerifyView =
-  | { status: 'found'; restored: boolean }
-  | { status: 'missing'; reason: string }
-  | { status: 'inconclusive'; reason: string };
-
 export interface EditListingProps {
   session: Session;
   listing: MakerListing;

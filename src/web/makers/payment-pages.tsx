@@ -17,7 +17,7 @@ import { Page, type Session } from '../components/layout.tsx';
 
 const dateTime = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' });
 
-export const PAYMENT_STATUS_LABELS: Readonly<Record<PaymentStatus, string>> = { open: 'Open', paid: 'Paid', cancelled: 'Cancelled' };
+const PAYMENT_STATUS_LABELS: Readonly<Record<PaymentStatus, string>> = { open: 'Open', paid: 'Paid', cancelled: 'Cancelled' };
 
 /** The payment's state in words, coloured like the listing states it resembles. */
 function PaymentStatusBadge({ status }: { status: PaymentStatus }) {
@@ -25,7 +25,7 @@ function PaymentStatusBadge({ status }: { status: PaymentStatus }) {
   return <span class={`badge badge-${look}`}>{PAYMENT_STATUS_LABELS[status]}</span>;
 }
 
-export const PREMIUM_BENEFITS: readonly string[] = [
+const PREMIUM_BENEFITS: readonly string[] = [
   'A premium profile: highlights, who the product is for, questions and answers, and a promo code.',
   'The profile shows on the listing page, in the directory\'s JSON API and to AI assistants over MCP.',
   'The listing page links your site without nofollow, with no directory badge needed on your site.',
