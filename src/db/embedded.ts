@@ -35,7 +35,8 @@ export async function freePort(preferred = 0): Promise<number> {
   });
 }
 
-function alive(pid: number): boolean {
+/** Whether a process with this id is running (signal 0 checks without sending anything). */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { alive } from '../../src/db/embedded.ts';
 
 /**
  * `catalog serve` as a newcomer runs it: no DATABASE_URL, so an embedded PostgreSQL in the data
@@ -68,15 +69,6 @@ function embeddedUrl(dataDir: string): string {
   const password = readFileSync(path.join(dataDir, 'pg-password'), 'utf8').trim();
   const port = readFileSync(path.join(dataDir, 'pg-port'), 'utf8').trim();
   return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 describe('catalog serve on the embedded defaults', () => {

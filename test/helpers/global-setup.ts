@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embedded.ts';
+import { alive, startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embedded.ts';
 import { listMigrations, migrate } from '../../src/db/migrate.ts';
 
 declare module 'vitest' {
@@ -17,15 +17,6 @@ declare module 'vitest' {
 
 /** The embedded server's folder of each run: `<tmp>/catalog-test-pg-XXXXXX`, removed at its end. */
 const RUN_FOLDER = 'catalog-test-pg-';
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Removes a run's folder, and the server's data folder where it is a link to one elsewhere (as root: src/db/embedded-as-root.ts). */
 async function removeRunFolder(dir: string): Promise<void> {
