@@ -15,6 +15,19 @@ export default tseslint.config(
     },
   },
   {
+    // The client address is read one way (src/http/client/client-address.ts): request.clientAddress
+    // and request.clientNetwork, never the framework's own readings of X-Forwarded-For.
+    files: ['src/**/*.ts', 'src/**/*.tsx', 'projector/**/*.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        ...['request', 'req'].flatMap((object) =>
+          ['ip', 'ips'].map((property) => ({ object, property, message: 'Read request.clientAddress or request.clientNetwork (src/http/client/client-address.ts).' })),
+        ),
+      ],
+    },
+  },
+  {
     // The pages' one script runs in browsers.
     files: ['src/web/assets/**/*.js'],
     languageOptions: { sourceType: 'script', globals: { window: 'readonly', document: 'readonly', DOMParser: 'readonly', URL: 'readonly', AbortController: 'readonly', fetch: 'readonly' } },

@@ -24,10 +24,14 @@ import { createDirectReads } from './http/direct-reads.ts';
 import { limitConnections, serverTimeouts } from './http/connection-limits.ts';
 import { noteRoute, traceRequests } from './http/request-tracing.ts';
 import { tracing, type Tracing } from './util/tracing.ts';
+import type { ClientAddresses } from './http/client/client-address.ts';
+import { decorateClients } from './http/client/client-request.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 export interface AppDeps {
   config: Config;
+  /** Who each request comes from (TRUST_PROXY), for every path that answers it. */
+  clients: ClientAddresses;
   read: ReadService;
   /** The bulk export and the change feed. */
   feed: ChangeFeed;
@@ -55,8 +59,9 @@ export interface AppDeps {
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     ...(deps.logger ? { loggerInstance: deps.logger as FastifyBaseLogger } : { logger: false }),
-    // Fastify accepts a hop count too, though its type omits it.
-    trustProxy: deps.config.trustProxy as boolean | string[],
+    // The trust of the one client reading (client-address.ts): Fastify reads X-Forwarded-Proto
+    // and -Host by it; the address itself is request.clientAddress, never request.ip.
+    trustProxy: deps.clients.trust,
     // X-Request-Id is honoured when it is a plain token, else replaced (see requestIdFor).
     requestIdHeader: false,
     // Access lines come from our onResponse hook, at debug level (see infrastructure.ts).
@@ -72,6 +77,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...serverTimeouts(deps.config),
   });
   limitConnections(app.server, deps.config.connections.maxConnections, deps.logger);
+  decorateClients(app, deps.clients);
   // With traces on, each request's span learns its route here (docs/operating.md#traces).
   const traces = tracing();
   if (traces) {
@@ -95,17 +101,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await registerStripeWebhook(app, deps.payments);
   const pages = await registerPages(app, deps);
   if (deps.config.directReads) addDirectReads(app, deps, mcp, pages);
-  if (traces) traceServer(app, traces);
+  if (traces) traceServer(app, traces, deps.clients);
   return app;
 }
 
 /** With traces on, a span for every request the server takes, whichever path answers it. */
-function traceServer(app: FastifyInstance, traces: Tracing): void {
+function traceServer(app: FastifyInstance, traces: Tracing, clients: ClientAddresses): void {
   const listeners = app.server.listeners('request') as RequestListener[];
   const listener = listeners[0];
   if (listeners.length !== 1 || !listener) throw new Error(`expected one request listener on the server, found ${listeners.length}`);
   app.server.removeListener('request', listener);
-  app.server.on('request', traceRequests(listener, traces));
+  app.server.on('request', traceRequests(listener, traces, clients));
 }
 
 type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
@@ -133,7 +139,7 @@ function addDirectReads(app: FastifyInstance, deps: AppDeps, mcp: McpRegistratio
     observer: (route, status) => deps.metrics.directObserver({ method: 'GET', route, status }),
     cacheControl: cacheControlFor(deps.config.cache.maxAgeSeconds),
     keyedCacheControl: keyedCacheControlFor(deps.config.cache.maxAgeSeconds),
-    trustProxy: deps.config.trustProxy,
+    clients: deps.clients,
     accessLogging,
     closing: () => closing,
     ...(tracing() && { answered: noteRoute }),
@@ -149,7 +155,7 @@ function addDirectReads(app: FastifyInstance, deps: AppDeps, mcp: McpRegistratio
     direct: mcp.direct!,
     budgets: deps.budgets,
     observer: (status) => deps.metrics.directObserver({ method: 'POST', route: MCP_PATH, status }),
-    trustProxy: deps.config.trustProxy,
+    clients: deps.clients,
     accessLogging,
     closing: () => closing,
     logger,

@@ -15,6 +15,7 @@ import { openDatabase, superviseEmbedded, type OpenedDatabase } from './db/open.
 import { createPool, REQUEST_DEADLINES, type Pool } from './db/pool.ts';
 import { withDeadline } from './util/deadline.ts';
 import type { Readiness } from './http/operations.ts';
+import { clientAddresses, TRUST_ALL_WARNING } from './http/client/client-address.ts';
 import { startHeartbeat } from './ops/heartbeat.ts';
 import { createKeyTable } from './auth/consumer-keys/consumer-key-table.ts';
 import { usageSpace } from './auth/consumer-keys/consumer-keys.ts';
@@ -232,6 +233,9 @@ export async function startService(config: Config, opts: StartOptions): Promise<
     } else await mirror.start();
     phase('mirror');
 
+    // Who each request comes from, read one way for every path (src/http/client/client-address.ts).
+    const clients = clientAddresses({ trustProxy: config.trustProxy, ipv6Prefix: config.ipv6ClientPrefix });
+    if (config.trustProxy === true) logger.warn(TRUST_ALL_WARNING);
     const read = createReadService({ mirror, index: searchIndex, cacheMaxEntries: config.cache.maxEntries });
     const feed = createChangeFeed({ pool, mirror, retentionHours: config.changesRetentionHours, log: logger.child({ component: 'change-feed' }) });
     const store = createLeaseStore({
@@ -275,6 +279,7 @@ export async function startService(config: Config, opts: StartOptions): Promise<
     const accounts = await createAccounts({
       config,
       pool,
+      clients,
       connectionString: database.connectionString,
       // The write side's counters (sign-in, registration) share the budgets' Redis connection.
       redis: store.redis,
@@ -363,7 +368,7 @@ export async function startService(config: Config, opts: StartOptions): Promise<
     if (filled > 0) logger.info({ listings: filled }, 'recorded the website identity of existing listings');
 
     phase('services');
-    const app = await buildApp({ config, read, feed, budgets, metrics, readiness, pool, accounts, maker, payments, logger: logger.child({ component: 'http' }) });
+    const app = await buildApp({ config, clients, read, feed, budgets, metrics, readiness, pool, accounts, maker, payments, logger: logger.child({ component: 'http' }) });
     cleanups.push(() => app.close());
 
     let url = config.publicUrl;

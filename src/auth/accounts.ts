@@ -6,7 +6,7 @@ import type { SiteFetcherOptions } from '../sites/safe-fetch.ts';
 import { createGuardedFetch } from '../sites/safe-fetch.ts';
 import { createKeyedLimiter, type KeyedLimiter } from '../util/keyed-limiter.ts';
 import { createAccessTokenVerifier, type AccessTokenVerifier } from './access-tokens.ts';
-import { createAuthorizationServer, type AuthorizationServer, type AuthorizationServerOptions, type ErrorPage, type OAuthErrorForPage } from './authorization-server.ts';
+import { createAuthorizationServer, type AuthorizationServer, type AuthorizationServerOptions, type ClientReading, type ErrorPage, type OAuthErrorForPage } from './authorization-server.ts';
 import { CLIENT_DOCUMENT_MAX_BYTES } from './client-document-problem.ts';
 import { createMailer, type MailMessage, type Mailer } from './mailer.ts';
 import { createRefreshReplays, REFRESH_LOCK_DEADLINES, type RefreshReplays } from './refresh-replay.ts';
@@ -40,6 +40,8 @@ const REGISTRATIONS_PER_IP_PER_HOUR = 30;
 export interface AccountsOptions {
   config: Config;
   pool: Pool;
+  /** Who a request comes from (TRUST_PROXY), for the authorization server. */
+  clients: ClientReading;
   /** The database, for the connections that hold per-token locks (refresh-replay.ts). */
   connectionString: string;
   redis: Redis | undefined;
@@ -62,6 +64,7 @@ export async function createAccounts(opts: AccountsOptions): Promise<Accounts> {
     pool,
     keys,
     trustProxy: config.trustProxy !== false,
+    clients: opts.clients,
     clientIdleSeconds: config.oauth.clientIdleSeconds,
     // The server fetches nothing but client documents, so their size limit holds for the whole
     // fetch; the library's own count fails on a body that streams past it (it cancels a stream

@@ -77,8 +77,10 @@ export interface AuthorizationServerOptions {
   resource: string;
   pool: Pool;
   keys: ServiceKeys;
-  /** Whether X-Forwarded-* headers are trusted (TRUST_PROXY). */
+  /** Whether X-Forwarded-Proto and -Host are trusted (TRUST_PROXY set). */
   trustProxy: boolean;
+  /** Who a request comes from: the HTTP side's one reading, so the library's ctx.ip is that client too. */
+  clients: ClientReading;
   /** A dynamically registered client unused this long is forgotten. */
   clientIdleSeconds: number;
   /** Fetches Client ID Metadata Documents; must refuse private addresses (src/sites). */
@@ -88,6 +90,11 @@ export interface AuthorizationServerOptions {
   /** Told of each answered refresh, to let a retry within seconds get the same answer. */
   onRefreshAnswered?: (spentRefreshToken: string, body: unknown) => Promise<void>;
   log: Logger;
+}
+
+/** Who a request comes from, as the HTTP side reads it (src/http/client/client-address.ts, under TRUST_PROXY). */
+export interface ClientReading {
+  of(req: IncomingMessage): { readonly address: string };
 }
 
 export interface AuthorizationServer {
@@ -263,6 +270,11 @@ async function buildAuthorizationServer(opts: AuthorizationServerOptions): Promi
 
   const provider = new Provider(opts.issuer, configuration);
   provider.proxy = opts.trustProxy;
+  // Koa's own reading would take the leftmost X-Forwarded-For entry, which a client writes.
+  provider.use(async (ctx, next) => {
+    ctx.request.ip = opts.clients.of(ctx.req).address;
+    await next();
+  });
 
   provider.on('server_error', (ctx: KoaContextWithOIDC, err: Error) => {
     if (!isDatabaseUnavailable(err)) return opts.log.error({ err }, 'authorization server error');

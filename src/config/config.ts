@@ -1,5 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
+import proxyAddr from '@fastify/proxy-addr';
 import { z } from 'zod';
 import { parsePrice, type Price } from '../money/money.ts';
 import { stripeAmountProblem } from '../money/stripe-amounts.ts';
@@ -39,6 +40,20 @@ const positiveInt = (min: number, max: number) =>
     .transform(Number)
     .pipe(z.number().int().min(min, { error: `must be at least ${min}` }).max(max, { error: `must be at most ${max}` }));
 
+/** The most proxies TRUST_PROXY may count: more is a mistake, not a network. */
+const MAX_TRUSTED_HOPS = 1000;
+
+/** Whether proxy-addr takes the entry: an IPv4 or IPv6 address, a CIDR range or netmask, or one of its names. */
+function trustEntryValid(entry: string): boolean {
+  if (entry === '') return false;
+  try {
+    proxyAddr.compile([entry]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const envSchema = z.object({
   DATABASE_URL: postgresUrl.optional(),
   DATA_DIR: z.string().min(1).default('.data'),
@@ -55,15 +70,31 @@ const envSchema = z.object({
     .string()
     .default('false')
     .transform((v, ctx) => {
-      const lower = v.toLowerCase();
-      if (['true', '1', 'yes', 'on'].includes(lower)) return true as const;
-      if (['false', '0', 'no', 'off', ''].includes(lower)) return false as const;
-      if (/^\d+$/.test(v)) return Number(v);
-      // a comma-separated list of addresses or CIDR ranges, as Fastify accepts
-      if (/^[0-9a-fA-F.:/, ]+$/.test(v)) return v.split(',').map((s) => s.trim()).filter(Boolean);
-      ctx.addIssue({ code: 'custom', message: 'must be true, false, a hop count, or a comma-separated list of addresses/CIDRs' });
+      const value = v.trim();
+      const lower = value.toLowerCase();
+      // A proxy that overwrites X-Forwarded-For: its one entry is the client (a warning at start).
+      if (['true', 'yes', 'on'].includes(lower)) return true as const;
+      if (['false', 'no', 'off', ''].includes(lower)) return false as const;
+      // A hop count: the socket and N-1 further proxies are trusted, the Nth address from the right is the client.
+      if (/^\d+$/.test(value)) {
+        const hops = Number(value);
+        if (hops > MAX_TRUSTED_HOPS) {
+          ctx.addIssue({ code: 'custom', message: `a hop count must be at most ${MAX_TRUSTED_HOPS}` });
+          return z.NEVER;
+        }
+        return hops === 0 ? (false as const) : hops;
+      }
+      // A comma-separated list of proxy addresses, CIDR ranges or proxy-addr's names (loopback, linklocal, uniquelocal).
+      const list = value.split(',').map((s) => s.trim());
+      const bad = list.find((entry) => !trustEntryValid(entry));
+      if (bad === undefined) return list;
+      ctx.addIssue({
+        code: 'custom',
+        message: `${JSON.stringify(bad)} is not an address or CIDR range: must be false, true, a hop count, or a comma-separated list of proxy addresses/CIDRs (loopback, linklocal, uniquelocal allowed)`,
+      });
       return z.NEVER;
     }),
+  IPV6_CLIENT_PREFIX: positiveInt(1, 128).default(64),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
       error: 'must be one of fatal, error, warn, info, debug, trace, silent',
@@ -163,7 +194,10 @@ export interface Config {
   readonly siteUrlConfigured: boolean;
   readonly meili: { readonly url: string; readonly key: string | undefined; readonly index: string } | undefined;
   readonly redisUrl: string | undefined;
+  /** Whom X-Forwarded-For is believed from: nobody, everybody (a proxy that overwrites it), a hop count, or proxy addresses (src/http/client/client-address.ts). */
   readonly trustProxy: boolean | number | string[];
+  /** An IPv6 client is counted by its network of this many leading bits (IPv4 by its address). */
+  readonly ipv6ClientPrefix: number;
   readonly logLevel: Env['LOG_LEVEL'];
   /** json: one object per line; pretty: readable lines; auto: pretty on a terminal. */
   readonly logFormat: Env['LOG_FORMAT'];
@@ -343,6 +377,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     meili: e.MEILI_URL ? { url: e.MEILI_URL, key: e.MEILI_KEY, index: e.MEILI_INDEX } : undefined,
     redisUrl: e.REDIS_URL,
     trustProxy: e.TRUST_PROXY,
+    ipv6ClientPrefix: e.IPV6_CLIENT_PREFIX,
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
     rateLimits: {

@@ -59,7 +59,7 @@ export function addBudgetHook(scope: FastifyInstance, budgets: Budgets, bucket: 
     if (request.method === 'OPTIONS') return done();
     const raw = request.raw as BudgetedRequest;
     // A request the direct read path handed over has spent its unit already (direct-reads.ts).
-    const verdict = raw[SPENT_BUDGET] ?? budgets.decide(bucketOf(request, bucket), request.ip, readsKeys ? request.headers.authorization : undefined, request.raw.rawHeaders);
+    const verdict = raw[SPENT_BUDGET] ?? budgets.decide(bucketOf(request, bucket), request.clientNetwork, readsKeys ? request.headers.authorization : undefined, request.raw.rawHeaders);
     // Decided at once when the budget is kept in this process (or in its lease of a Redis
     // budget): no promise, and the request goes on in the same turn.
     if (!(verdict instanceof Promise)) return settle(reply, raw, verdict, done);
@@ -68,7 +68,7 @@ export function addBudgetHook(scope: FastifyInstance, budgets: Budgets, bucket: 
       (err: unknown) => {
         request.log.warn({ err }, 'rate limiter failed; serving without a limit');
         // Served as whoever its key says it is, nothing spent.
-        const key = readsKeys ? budgets.decide(undefined, request.ip, request.headers.authorization).owner?.key : undefined;
+        const key = readsKeys ? budgets.decide(undefined, request.clientNetwork, request.headers.authorization).owner?.key : undefined;
         if (key !== undefined) raw[REQUEST_KEY] = key;
         done();
       },

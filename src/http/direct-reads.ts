@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import proxyAddr from '@fastify/proxy-addr';
 import { parse as parseQueryString } from 'fast-querystring';
 import { parseSearchParamsIfPlain, plainProductSlug } from '../read/params.ts';
 import type { ReadBody, ReadService } from '../read/read-service.ts';
@@ -14,6 +13,7 @@ import { EXPOSED_HEADERS } from './cors.ts';
 import { requestIdFor } from './infrastructure.ts';
 import type { RequestObserver } from './metrics.ts';
 import { API_PREFIX } from './openapi.ts';
+import type { ClientAddresses } from './client/client-address.ts';
 
 /**
  * The answers asked for most, written straight to Node's response beneath Fastify's routing,
@@ -52,8 +52,8 @@ export interface DirectReadsDeps {
   /** Cache-Control of a read answer (cacheControlFor), and of one to a consumer key's request (keyedCacheControlFor). */
   cacheControl: string;
   keyedCacheControl: string;
-  /** The service's TRUST_PROXY, as given to Fastify. */
-  trustProxy: boolean | number | string | string[];
+  /** Who each request comes from: the reading Fastify's requests use too. */
+  clients: ClientAddresses;
   /** True while access lines are logged (debug): Fastify then answers, and logs, every request. */
   accessLogging: () => boolean;
   /** True once the service is closing: Fastify then answers (503, connection closed). */
@@ -119,30 +119,9 @@ function pageHeadTemplate(security: DirectPages['headers']): string[] {
   return head;
 }
 
-/** Fastify's reading of TRUST_PROXY (lib/request.js, getTrustProxyFn), for the client address. */
-function trustFunction(trust: DirectReadsDeps['trustProxy']): ((addr: string, i: number) => boolean) | undefined {
-  if (trust === false) return undefined;
-  if (trust === true) return () => true;
-  // Fastify fails closed on a bare hop count: the immediate peer cannot be validated.
-  if (typeof trust === 'number') return () => false;
-  if (typeof trust === 'string') return proxyAddr.compile(trust.split(',').map((it) => it.trim()));
-  return proxyAddr.compile(trust);
-}
-
-/** The client address of a request as Fastify reads it under TRUST_PROXY (request.ip). */
-export function clientAddressFunction(trustProxy: DirectReadsDeps['trustProxy']): (req: IncomingMessage) => string | undefined {
-  const trust = trustFunction(trustProxy);
-  return trust
-    ? (req: IncomingMessage) => {
-        const all = proxyAddr.all(req, trust);
-        return all[all.length - 1];
-      }
-    : (req: IncomingMessage) => req.socket.remoteAddress;
-}
-
 export function createDirectReads(deps: DirectReadsDeps): DirectReads {
   const { read, budgets, cacheControl, keyedCacheControl, accessLogging, closing, pages, answered } = deps;
-  const clientAddress = clientAddressFunction(deps.trustProxy);
+  const clients = deps.clients;
   const pageHead = pages ? pageHeadTemplate(pages.headers) : [];
   const pageIdAt = pageHead.indexOf('x-request-id') + 1;
 
@@ -257,7 +236,7 @@ export function createDirectReads(deps: DirectReadsDeps): DirectReads {
   ): boolean {
     const started = performance.now();
     const id = requestIdFor(req);
-    const address = clientAddress(req) ?? '';
+    const address = clients.of(req).network;
     // A budget decided at once (in memory, or from this process's lease of a Redis budget), or
     // asked for. Pages take no key: they spend the address's budget whatever Authorization says;
     // a key that is not valid is refused by the hook, from the verdict handed over.

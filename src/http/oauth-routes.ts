@@ -185,7 +185,7 @@ export async function registerOAuthRoutes(app: FastifyInstance, deps: OAuthRoute
       // Like every answer of the endpoints clients call (authorization-server.ts), never cached.
       if (request.method === 'OPTIONS') return preflight(reply.header('cache-control', 'no-store'), 'POST');
       allowAnyOrigin(reply);
-      const decision = await deps.registrationLimiter.consume(request.ip);
+      const decision = await deps.registrationLimiter.consume(request.clientNetwork);
       if (!decision.allowed) {
         reply.header('retry-after', String(decision.retryAfterSeconds));
         return sendOAuthJson(reply, 429, {

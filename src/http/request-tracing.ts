@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Attributes, Span } from '@opentelemetry/api';
 import { tracing, type Tracing } from '../util/tracing.ts';
+import type { ClientAddresses } from './client/client-address.ts';
 
 /**
  * A span per HTTP request, by OpenTelemetry's semantic conventions for HTTP servers, when traces
@@ -17,7 +18,7 @@ const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT'
 type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** The request listener, each request a SERVER span (a client's traceparent is its parent). */
-export function traceRequests(listener: RequestListener, t: Tracing): RequestListener {
+export function traceRequests(listener: RequestListener, t: Tracing, clients: ClientAddresses): RequestListener {
   return (req, res) => {
     const method = req.method && KNOWN_METHODS.has(req.method) ? req.method : '_OTHER';
     const url = req.url ?? '/';
@@ -40,7 +41,9 @@ export function traceRequests(listener: RequestListener, t: Tracing): RequestLis
       attributes['server.address'] = req.socket.localAddress;
       if (req.socket.localPort) attributes['server.port'] = req.socket.localPort;
     }
-    if (req.socket.remoteAddress) attributes['client.address'] = req.socket.remoteAddress;
+    // The client as budgets see it (TRUST_PROXY), and the peer the socket is connected to.
+    attributes['client.address'] = clients.of(req).address;
+    if (req.socket.remoteAddress) attributes['network.peer.address'] = req.socket.remoteAddress;
     const agent = req.headers['user-agent'];
     if (agent) attributes['user_agent.original'] = agent;
     const header = req.headers.traceparent;

@@ -34,8 +34,8 @@ export interface McpCaller {
   readonly auth: Caller;
   /** The protocol era of the request: results are shaped for it (protocol.ts). */
   readonly era: Era;
-  /** The caller's IP, as REST sees it (TRUST_PROXY honoured). */
-  readonly ip: string;
+  /** What the caller's address budgets count, as REST's (its IPv4 address or IPv6 network: src/http/client/client-address.ts). */
+  readonly network: string;
   /**
    * Whose budgets the calls spend when not the address's: a consumer key's (the request carried
    * one), or a signed-in maker's grant (one connected app of one maker), as the route decided.
@@ -82,7 +82,7 @@ export function callerOf(ctx: { http?: { authInfo?: AuthInfo | undefined } | und
  * verdict is undefined), as REST does: a broken limiter must not take the catalog offline.
  */
 export function spendNow(budgets: Budgets, caller: McpCaller, bucket: Bucket): Counted | undefined | Promise<Counted | undefined> {
-  const verdict = budgets.decide(bucket, caller.ip, caller.owner);
+  const verdict = budgets.decide(bucket, caller.network, caller.owner);
   if (verdict instanceof Promise) return verdict.then((decided) => told(caller, decided), (err: unknown) => limiterFailed(caller, err));
   return told(caller, verdict);
 }

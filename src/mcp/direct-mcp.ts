@@ -6,7 +6,7 @@ import { isKeyBearer } from '../auth/consumer-keys/consumer-keys.ts';
 import type { Budgets } from '../budgets/budgets.ts';
 import { pushRateLimitHeaders } from '../budgets/rate-limit-headers.ts';
 import type { BudgetOwner, Counted } from '../budgets/verdict.ts';
-import { clientAddressFunction, type DirectReadsDeps } from '../http/direct-reads.ts';
+import type { DirectReadsDeps } from '../http/direct-reads.ts';
 import { requestIdFor } from '../http/infrastructure.ts';
 import type { RequestObserver } from '../http/metrics.ts';
 import type { McpCaller } from './call-context.ts';
@@ -39,7 +39,7 @@ export interface McpDirectDeps {
   budgets: Budgets;
   /** Request metrics of /api/mcp by status, as the Fastify path records them. */
   observer: (status: number) => RequestObserver;
-  trustProxy: DirectReadsDeps['trustProxy'];
+  clients: DirectReadsDeps['clients'];
   accessLogging: () => boolean;
   closing: () => boolean;
   /** The process logger: a failing tool is logged with the request's id. */
@@ -63,7 +63,7 @@ class DirectCaller implements McpCaller {
 
   constructor(
     readonly auth: Caller,
-    readonly ip: string,
+    readonly network: string,
     readonly owner: BudgetOwner | undefined,
     era: McpCaller['era'],
     logger: Logger | undefined,
@@ -86,7 +86,7 @@ class DirectCaller implements McpCaller {
 
 export function createMcpDirect(deps: McpDirectDeps): McpDirect {
   const { direct, budgets, accessLogging, closing } = deps;
-  const clientAddress = clientAddressFunction(deps.trustProxy);
+  const clients = deps.clients;
   const observers = new Map<number, RequestObserver>();
   const observe = (status: number, started: number) => {
     let observer = observers.get(status);
@@ -127,7 +127,7 @@ export function createMcpDirect(deps: McpDirectDeps): McpDirect {
       fallback(req, res);
       return;
     }
-    const address = clientAddress(req) ?? '';
+    const address = clients.of(req).network;
     let owner: BudgetOwner | undefined;
     const authorization = req.headers.authorization;
     if (authorization !== undefined) {

@@ -237,7 +237,7 @@ export function registerMakerTools(server: McpServer, deps: McpDeps): void {
         const auth = caller.auth;
         const result = await submitProduct(
           maker,
-          { makerId: auth.kind === 'maker' ? auth.makerId : null, canWrite: auth.kind === 'maker' && auth.scopes.has('listings:write'), clientIp: caller.ip },
+          { makerId: auth.kind === 'maker' ? auth.makerId : null, canWrite: auth.kind === 'maker' && auth.scopes.has('listings:write'), clientIp: caller.network },
           submission,
         );
         return submitAnswer(result);

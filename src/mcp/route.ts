@@ -194,7 +194,7 @@ function answerBodyError(error: FastifyError, request: FastifyRequest, reply: Fa
  */
 class RequestCaller implements McpCaller {
   readonly auth: Caller;
-  readonly ip: string;
+  readonly network: string;
   readonly owner: BudgetOwner | undefined;
   readonly log: McpCaller['log'];
   readonly era: Era;
@@ -203,7 +203,7 @@ class RequestCaller implements McpCaller {
 
   constructor(request: FastifyRequest, auth: Caller, owner: BudgetOwner | undefined, era: Era, writeTo: ServerResponse | undefined) {
     this.auth = auth;
-    this.ip = request.ip;
+    this.network = request.clientNetwork;
     this.owner = owner;
     this.era = era;
     this.log = request.log;
@@ -239,7 +239,7 @@ async function handlePost(request: FastifyRequest, reply: FastifyReply, handling
   let owner: BudgetOwner | undefined;
   if (keyed) {
     // The direct path decided already when it read this request and handed it over (direct-mcp.ts).
-    const arrived = (request.raw as McpBodyRequest)[MCP_KEY_VERDICT] ?? handling.budgets.decide(undefined, request.ip, authorization, request.raw.rawHeaders);
+    const arrived = (request.raw as McpBodyRequest)[MCP_KEY_VERDICT] ?? handling.budgets.decide(undefined, request.clientNetwork, authorization, request.raw.rawHeaders);
     const verdict: Verdict = arrived instanceof Promise ? await arrived : arrived;
     if (!verdict.allowed) return void sendCatalogError(reply, verdict.refusal);
     owner = verdict.owner;
@@ -249,7 +249,7 @@ async function handlePost(request: FastifyRequest, reply: FastifyReply, handling
   const auth = await authenticateMcpRequest(request, reply, handling.auth, keyed);
   if (!auth) return;
   // A signed-in maker's calls spend the grant's budget.
-  if (auth.kind === 'maker') owner = handling.budgets.decide(undefined, request.ip, auth).owner;
+  if (auth.kind === 'maker') owner = handling.budgets.decide(undefined, request.clientNetwork, auth).owner;
   const call = handling.direct?.match(request.body, request.raw.rawHeaders, request.headers);
   if (call) return answerDirect(request, reply, handling.direct!, call, auth, owner);
   return serveWithSdk(request, reply, handling, auth, owner);

@@ -33,7 +33,7 @@ export function registerFeedRoutes(api: FastifyInstance, deps: { feed: ChangeFee
   deps.metrics.watchHeld('exports', exports);
   const holderOf = (request: FastifyRequest): HeldHolder => {
     const key = keyOfRequest(request);
-    return key ? { kind: 'key', id: key.id } : { kind: 'address', id: request.ip };
+    return key ? { kind: 'key', id: key.id } : { kind: 'address', id: request.clientNetwork };
   };
 
   api.get('/export', { config: { operationId: 'exportProducts', rateLimitBucket: 'export' } }, async (request, reply) => {
@@ -91,7 +91,7 @@ export function registerFeedRoutes(api: FastifyInstance, deps: { feed: ChangeFee
     // A long poll with a key that is revoked (or stops) meanwhile ends at once, refused: its key
     // is checked again (nothing spent, no guess counted).
     const key = keyOfRequest(request);
-    const keyAgain = () => deps.budgets.decide(undefined, request.ip, request.headers.authorization);
+    const keyAgain = () => deps.budgets.decide(undefined, request.clientNetwork, request.headers.authorization);
     const stopWatching = key && query.wait > 0 ? deps.budgets.keys.onChange(() => keyAgain().allowed || gone.abort()) : undefined;
     const answering = feed.changes(query, AbortSignal.any([gone.signal, closing.signal]));
     polls.add(answering);

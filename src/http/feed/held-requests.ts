@@ -18,7 +18,7 @@ export interface HeldRequests {
   readonly refused: { holder: number; total: number };
 }
 
-/** Whose cap a request counts against: its address (request.ip), or its consumer key's id. */
+/** Whose cap a request counts against: its address's network (request.clientNetwork), or its consumer key's id. */
 export type HeldHolder = { readonly kind: 'address' | 'key'; readonly id: string };
 
 export function createHeldRequests(kind: HeldKind, limits: HeldLimits): HeldRequests {

@@ -4,7 +4,7 @@ import type { Category, Product, SearchQuery, SearchResult } from '../../contrac
 import { cacheControlFor } from '../../http/caching.ts';
 import { parseProductSlug, parseSearchParams } from '../../read/params.ts';
 import type { ReadService } from '../../read/read-service.ts';
-import { createPageCache, type PageCache } from '../page-cache.ts';
+import { createPageCache, type KeptRoutes, type PageCache } from '../page-cache.ts';
 import { CategoryPage, categoryMap, HomePage, ListingPage, NotFoundPage, SearchPage, searchHref, type SearchFilters } from './directory-pages.tsx';
 import { sendPrivatePage } from '../render.ts';
 import { SITE_NAME } from '../components/layout.tsx';
@@ -41,12 +41,18 @@ function shownParam(value: unknown): string | undefined {
   return typeof value === 'string' ? value.trim() : undefined;
 }
 
+/**
+ * The pages kept (page-cache.ts), each with the query parameters it reads: the search page reads
+ * them all (an unknown one is refused), a category page its page number, the others none.
+ */
+const KEPT_ROUTES: KeptRoutes = { '/': [], '/products/:slug': [], '/categories/:slug': ['page'], '/search': 'every' };
+
 export function registerDirectoryPages(scope: FastifyInstance, deps: DirectoryPagesDeps): DirectoryPages {
   const { read } = deps;
   const now = deps.now ?? (() => new Date());
   const origin = deps.config.publicUrl.replace(/\/+$/, '');
   const absolute = (path: string) => `${origin}${path}`;
-  const cache = createPageCache({ version: () => read.version, cacheControl: cacheControlFor(deps.config.cache.maxAgeSeconds) });
+  const cache = createPageCache({ version: () => read.version, routes: KEPT_ROUTES, cacheControl: cacheControlFor(deps.config.cache.maxAgeSeconds) });
 
   // The categories as objects, read once per projection version (every category page asks).
   let parsedCategories: { version: number; list: Category[] } | undefined;

@@ -56,7 +56,7 @@ export function registerAccountPages(scope: FastifyInstance, deps: AccountPagesD
         { status: 400 },
       );
     }
-    const byIp = await deps.signInLimits.perIp.consume(request.ip);
+    const byIp = await deps.signInLimits.perIp.consume(request.clientNetwork);
     const byAddress = byIp.allowed ? await deps.signInLimits.perAddress.consume(parsed.email.toLowerCase()) : byIp;
     if (!byIp.allowed || !byAddress.allowed) {
       const minutes = Math.ceil(Math.max(byIp.retryAfterSeconds, byAddress.retryAfterSeconds) / 60);

@@ -25,9 +25,20 @@ describe('configuration from the environment', () => {
   });
 
   it('reads TRUST_PROXY as a flag, a hop count or a list of addresses', () => {
-    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    for (const yes of ['true', 'TRUE', 'yes', 'on']) expect(loadConfig({ TRUST_PROXY: yes }).trustProxy).toBe(true);
+    for (const no of ['false', 'no', 'off', '', '0']) expect(loadConfig({ TRUST_PROXY: no }).trustProxy).toBe(false);
+    // A number is a hop count, 1 among them (never the flag true).
+    expect(loadConfig({ TRUST_PROXY: '1' }).trustProxy).toBe(1);
     expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: '1000' }).trustProxy).toBe(1000);
     expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }).trustProxy).toEqual(['10.0.0.0/8', '127.0.0.1']);
+    expect(loadConfig({ TRUST_PROXY: 'loopback,fd00::/8,192.168.0.0/255.255.0.0' }).trustProxy).toEqual(['loopback', 'fd00::/8', '192.168.0.0/255.255.0.0']);
+  });
+
+  it('reads IPV6_CLIENT_PREFIX, a /64 unless set', () => {
+    expect(loadConfig({}).ipv6ClientPrefix).toBe(64);
+    expect(loadConfig({ IPV6_CLIENT_PREFIX: '48' }).ipv6ClientPrefix).toBe(48);
+    expect(loadConfig({ IPV6_CLIENT_PREFIX: '128' }).ipv6ClientPrefix).toBe(128);
   });
 
   it('accepts origins and * in MCP_ALLOWED_ORIGINS', () => {
@@ -60,7 +71,13 @@ describe('configuration from the environment', () => {
     ['DATABASE_URL', 'mysql://x', 'DATABASE_URL: must be a postgres:// or postgresql:// URL'],
     ['PUBLIC_URL', 'ftp://x', 'PUBLIC_URL: must be an http(s) URL'],
     ['REDIS_URL', 'http://x', 'REDIS_URL: must be a redis:// or rediss:// URL'],
-    ['TRUST_PROXY', 'maybe', 'TRUST_PROXY: must be true, false'],
+    ['TRUST_PROXY', 'maybe', 'TRUST_PROXY: "maybe" is not an address or CIDR range: must be false, true, a hop count'],
+    ['TRUST_PROXY', '1001', 'TRUST_PROXY: a hop count must be at most 1000'],
+    ['TRUST_PROXY', '10.0.0.0/33', 'TRUST_PROXY: "10.0.0.0/33" is not an address or CIDR range'],
+    ['TRUST_PROXY', '127.0.0.1,,10.0.0.1', 'TRUST_PROXY: "" is not an address or CIDR range'],
+    ['TRUST_PROXY', '1.2.3.300', 'TRUST_PROXY: "1.2.3.300" is not an address'],
+    ['IPV6_CLIENT_PREFIX', '0', 'IPV6_CLIENT_PREFIX: must be at least 1'],
+    ['IPV6_CLIENT_PREFIX', '129', 'IPV6_CLIENT_PREFIX: must be at most 128'],
     ['RATE_LIMIT_SEARCH_PER_MIN', '0', 'RATE_LIMIT_SEARCH_PER_MIN: must be at least 1'],
     ['CACHE_MAX_AGE_SECONDS', '301', 'CACHE_MAX_AGE_SECONDS: must be at most 300'],
     ['RATE_LIMIT_EXPORT_PER_MIN', '0', 'RATE_LIMIT_EXPORT_PER_MIN: must be at least 1'],
