@@ -32,6 +32,10 @@ COPY migrations ./migrations
 COPY search-config ./search-config
 # Read at run time (the site's stylesheet); the TypeScript sources stay out of the image.
 COPY src/web/assets ./src/web/assets
+# The embedded PostgreSQL's data and the snapshot's local copy (DATA_DIR), kept in a volume
+# (docs/deploying.md); owned by the user the service runs as.
+RUN mkdir -p /app/.data && chown node:node /app/.data
+VOLUME /app/.data
 USER node
 EXPOSE 3000
 ENTRYPOINT ["node", "bin/catalog.js"]
