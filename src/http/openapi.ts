@@ -1,4 +1,4 @@
-import type { HeldLimits } from '../config/config.ts';
+import type { Config, HeldLimits } from '../config/config.ts';
 import { z } from 'zod';
 import {
   CHANGES_LIMITS,
@@ -260,6 +260,19 @@ export interface OpenApiOptions {
   longPolls?: HeldLimits;
   /** Exports being sent at once (EXPORTS_PER_ADDRESS, EXPORTS_MAX). */
   exports?: HeldLimits;
+}
+
+/** The document's options as a configuration sets them (what the service serves). */
+export function openApiOptions(config: Config): OpenApiOptions {
+  return {
+    publicUrl: config.publicUrl,
+    searchPerMinute: config.rateLimits.searchPerMinute,
+    otherPerMinute: config.rateLimits.otherPerMinute,
+    exportPerMinute: config.rateLimits.exportPerMinute,
+    changesPerMinute: config.rateLimits.changesPerMinute,
+    longPolls: config.connections.longPolls,
+    exports: config.connections.exports,
+  };
 }
 
 /** The caps' defaults (src/config/config.ts; docs/connections.md). */

@@ -10,7 +10,7 @@ import { registerCors } from './cors.ts';
 import { METHOD_NOT_ALLOWED, notFoundRoute, sendError, requestPath } from './errors.ts';
 import { registerFeedRoutes } from './feed/feed-routes.ts';
 import type { Metrics } from './metrics.ts';
-import { API_PREFIX, buildOpenApiDocument } from './openapi.ts';
+import { API_PREFIX, buildOpenApiDocument, openApiOptions } from './openapi.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -55,15 +55,7 @@ export async function registerRest(app: FastifyInstance, deps: RestDeps): Promis
   /** An answer of the scope, cacheable (caching.ts: public, or private to a consumer key's client). */
   const send = (request: FastifyRequest, reply: FastifyReply, answer: { body: string; etag: string; bytes?: Buffer }, contentType?: string) =>
     sendCacheable(request, reply, answer, keyOfRequest(request) ? keyedCacheControl : publicCacheControl, contentType, API_VARY);
-  const document = buildOpenApiDocument({
-    publicUrl: config.publicUrl,
-    searchPerMinute: config.rateLimits.searchPerMinute,
-    otherPerMinute: config.rateLimits.otherPerMinute,
-    exportPerMinute: config.rateLimits.exportPerMinute,
-    changesPerMinute: config.rateLimits.changesPerMinute,
-    longPolls: config.connections.longPolls,
-    exports: config.connections.exports,
-  });
+  const document = buildOpenApiDocument(openApiOptions(config));
   const documentBody = JSON.stringify(document);
   const documentAnswer = { body: documentBody, etag: etagOf(documentBody) };
   // The reference page (and the modules that render it) waits for its first request.

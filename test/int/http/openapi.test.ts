@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { SLUG_PATTERN } from '../../../src/contract/schemas.ts';
 import type { OpenApiDocument } from '../../../src/http/openapi.ts';
+import { projectPath } from '../../../src/util/project-file.ts';
 import { LIVE_SLUGS_NEWEST_FIRST } from '../../helpers/fixtures.ts';
 import { startTestStack, type TestStack } from '../../helpers/stack.ts';
 import { PRODUCT_FIELDS, documentedResponseSchema, responseValidators, uniqueIp, type SchemaName } from './rest-support.ts';
@@ -51,6 +53,13 @@ describe('the document', () => {
     expect(res.headers.etag).toMatch(/^"[^"]+"$/);
     expect(res.headers['cache-control']).toBe('public, max-age=60, s-maxage=300');
     expect(res.headers['access-control-allow-origin']).toBe('*');
+  });
+
+  test('is the committed openapi.json, servers aside (run npm run api-reference after a change to the API)', () => {
+    const committed = JSON.parse(readFileSync(projectPath('openapi.json'), 'utf8')) as OpenApiDocument;
+    const { servers: _served, ...served } = doc;
+    const { servers: _committed, ...file } = committed;
+    expect(served, 'the served document differs from openapi.json: run npm run api-reference').toEqual(file);
   });
 
   test('is a valid OpenAPI 3.1 document for a real validator', async () => {
