@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import openapiTS, { astToString } from 'openapi-typescript';
 import { describe, expect, it } from 'vitest';
 import { openApiText, OPENAPI_FILE, REFERENCE_FILE, referenceText } from '../../scripts/api-reference.ts';
 import { DEFAULT_KEY_LIMITS } from '../../src/auth/consumer-keys/consumer-keys.ts';
@@ -24,6 +25,12 @@ describe('the generated API files', () => {
 
   it('docs/api-reference.md is the reference generated from it', () => {
     expect(read(REFERENCE_FILE) === referenceText(), `${REFERENCE_FILE} is stale: run npm run api-reference`).toBe(true);
+  });
+
+  it("the typed client's types are what openapi-typescript makes of openapi.json (its build makes them anew)", async () => {
+    const generated = astToString(await openapiTS(new URL(`file://${projectPath(OPENAPI_FILE)}`)));
+    const committed = read('clients/typescript/src/openapi.d.ts');
+    expect(committed.endsWith(generated), 'clients/typescript/src/openapi.d.ts is stale: run npm run build in clients/typescript').toBe(true);
   });
 
   it('a change to the API is a change to both', () => {
