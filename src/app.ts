@@ -27,6 +27,8 @@ import { tracing, type Tracing } from './util/tracing.ts';
 import type { ClientAddresses } from './http/client/client-address.ts';
 import { decorateClients } from './http/client/client-request.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { DEPRECATIONS, readDeprecations, type DeprecationReading, type Deprecations } from './contract/deprecations.ts';
+import { markDeprecatedUse } from './http/deprecation-hook.ts';
 
 export interface AppDeps {
   config: Config;
@@ -48,6 +50,10 @@ export interface AppDeps {
   payments: Payments;
   /** The process logger; request logs carry request ids. Omitted: no request logging. */
   logger?: Logger;
+  /** What the API has deprecated (src/contract/deprecations.ts); the service's own unless given. */
+  deprecations?: Deprecations;
+  /** Further routes, registered after the API's (tests: a route of their own that shows a deprecation). */
+  routes?: (app: FastifyInstance) => void;
 }
 
 /**
@@ -87,8 +93,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     });
   }
   registerInfrastructure(app, deps);
-  await registerRest(app, deps);
-  const mcp = await registerMcp(app, deps);
+  const deprecations = readDeprecations(deps.deprecations ?? DEPRECATIONS, deps.config.publicUrl);
+  markDeprecatedUse(app, deprecations);
+  await registerRest(app, { ...deps, deprecations: deps.deprecations ?? DEPRECATIONS });
+  const mcp = await registerMcp(app, { ...deps, deprecations });
   await registerOAuthRoutes(app, {
     oauth: deps.accounts.oauth,
     replays: deps.accounts.replays,
@@ -100,7 +108,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await registerOperations(app, deps);
   await registerStripeWebhook(app, deps.payments);
   const pages = await registerPages(app, deps);
-  if (deps.config.directReads) addDirectReads(app, deps, mcp, pages);
+  deps.routes?.(app);
+  if (deps.config.directReads) addDirectReads(app, deps, mcp, pages, deprecations);
   if (traces) traceServer(app, traces, deps.clients);
   return app;
 }
@@ -122,7 +131,7 @@ type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
  * the server Fastify made (its one `request` listener), so every other behaviour of that server
  * (timeouts, keep-alive, closing, client errors) stays Fastify's own.
  */
-function addDirectReads(app: FastifyInstance, deps: AppDeps, mcp: McpRegistration, pages: RegisteredPages): void {
+function addDirectReads(app: FastifyInstance, deps: AppDeps, mcp: McpRegistration, pages: RegisteredPages, deprecations: DeprecationReading): void {
   const listeners = app.server.listeners('request') as RequestListener[];
   const fastify = listeners[0];
   if (listeners.length !== 1 || !fastify) throw new Error(`expected Fastify's one request listener on its server, found ${listeners.length}`);
@@ -143,6 +152,7 @@ function addDirectReads(app: FastifyInstance, deps: AppDeps, mcp: McpRegistratio
     accessLogging,
     closing: () => closing,
     ...(tracing() && { answered: noteRoute }),
+    deprecated: (operationId) => deprecations.touches(operationId),
     pages: {
       has: (url) => pages.cache.has(url),
       find: (url) => pages.cache.find(url),

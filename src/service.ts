@@ -1,3 +1,4 @@
+import type { AppDeps } from './app.ts';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import type { Accounts } from './auth/accounts.ts';
@@ -125,6 +126,8 @@ export interface StartOptions {
   onMail?: (message: MailMessage) => void;
   /** For tests: the badge re-checks' clock, interval and poll. */
   badgeRechecks?: BadgeRecheckSettings;
+  /** For tests: deprecations other than the service's own, and further routes (AppDeps). */
+  api?: Pick<AppDeps, 'deprecations' | 'routes'>;
   /**
    * Told when the embedded PostgreSQL this process started died and could not be started again
    * (it is started again in place first); the process should then stop with a failure status.
@@ -368,7 +371,7 @@ export async function startService(config: Config, opts: StartOptions): Promise<
     if (filled > 0) logger.info({ listings: filled }, 'recorded the website identity of existing listings');
 
     phase('services');
-    const app = await buildApp({ config, clients, read, feed, budgets, metrics, readiness, pool, accounts, maker, payments, logger: logger.child({ component: 'http' }) });
+    const app = await buildApp({ config, clients, read, feed, budgets, metrics, readiness, pool, accounts, maker, payments, logger: logger.child({ component: 'http' }), ...opts.api });
     cleanups.push(() => app.close());
 
     let url = config.publicUrl;

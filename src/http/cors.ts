@@ -23,6 +23,9 @@ export const EXPOSED_HEADERS = [
   'X-Request-Id',
   'Catalog-Cursor',
   'WWW-Authenticate',
+  'Deprecation',
+  'Sunset',
+  'Link',
 ] as const;
 
 /** How long a browser may reuse a preflight answer. */

@@ -62,6 +62,11 @@ export interface DirectReadsDeps {
   pages?: DirectPages;
   /** Told the route of each answer written here, when traces are on (request-tracing.ts). */
   answered?: (res: ServerResponse, route: string) => void;
+  /**
+   * True for an operation that is deprecated, or has a deprecated parameter
+   * (src/contract/deprecations.ts): its requests are Fastify's, whose hook adds the headers.
+   */
+  deprecated?: (operationId: string) => boolean;
 }
 
 /**
@@ -252,20 +257,24 @@ export function createDirectReads(deps: DirectReadsDeps): DirectReads {
     return true;
   }
 
+  const deprecated = deps.deprecated ?? (() => false);
+  const productDirect = !deprecated('getProduct');
+  const categoriesDirect = !deprecated('listCategories');
+  const searchDirect = !deprecated('searchProducts');
   return (req, res, fallback) => {
     if (req.method !== 'GET' || closing() || accessLogging()) return false;
     // A body on a GET is Fastify's to deal with.
     if (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined) return false;
     const url = req.url ?? '';
-    if (url.startsWith(PRODUCTS_PREFIX)) {
+    if (productDirect && url.startsWith(PRODUCTS_PREFIX)) {
       const slug = plainProductSlug(url.slice(PRODUCTS_PREFIX.length));
       if (slug === undefined) return false;
       return spendThenAnswer(req, res, fallback, 'other', PRODUCT_ROUTE, PRODUCT, slug);
     }
-    if (url === CATEGORIES_PATH) {
+    if (categoriesDirect && url === CATEGORIES_PATH) {
       return spendThenAnswer(req, res, fallback, 'other', CATEGORIES_PATH, CATEGORIES, undefined);
     }
-    if (url === SEARCH_PATH || url.startsWith(`${SEARCH_PATH}?`)) {
+    if (searchDirect && (url === SEARCH_PATH || url.startsWith(`${SEARCH_PATH}?`))) {
       const query = parseSearchParamsIfPlain(url.length === SEARCH_PATH.length ? {} : parseQueryString(url.slice(SEARCH_PATH.length + 1)));
       if (query === undefined) return false;
       return spendThenAnswer(req, res, fallback, 'search', SEARCH_PATH, SEARCH, query);

@@ -1,3 +1,4 @@
+import { DEPRECATIONS, type Deprecated, type Deprecations } from '../contract/deprecations.ts';
 import type { Config, HeldLimits } from '../config/config.ts';
 import { z } from 'zod';
 import {
@@ -186,6 +187,9 @@ function headers(opts: Required<OpenApiOptions>): Record<string, JsonObject> {
     'X-Request-Id': stringHeader('Identifier of this request in the service logs; a valid X-Request-Id sent by the client is kept.'),
     'Catalog-Cursor': stringHeader('The change-feed position the export is consistent with: pass it as `since` to GET /changes to follow the catalog from there.'),
     'WWW-Authenticate': stringHeader('On a 401: `Bearer error="invalid_token", error_description="…"` (the key is malformed, unknown, revoked or expired).'),
+    Deprecation: stringHeader('On every answer to a request that uses a deprecated operation or parameter (RFC 9745): `@<unix seconds>`, when it was deprecated. Nothing is deprecated today (docs/compatibility.md).'),
+    Sunset: stringHeader('With Deprecation (RFC 8594): the HTTP-date after which the deprecated operation or parameter may stop working.'),
+    Link: stringHeader('With Deprecation: `<url>; rel="deprecation"; type="text/html"`, where the change is described.'),
   };
 }
 
@@ -260,6 +264,8 @@ export interface OpenApiOptions {
   longPolls?: HeldLimits;
   /** Exports being sent at once (EXPORTS_PER_ADDRESS, EXPORTS_MAX). */
   exports?: HeldLimits;
+  /** What is deprecated, marked `deprecated` in the document (src/contract/deprecations.ts). */
+  deprecations?: Deprecations;
 }
 
 /** The document's options as a configuration sets them (what the service serves). */
@@ -299,10 +305,11 @@ export function buildOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
     changesPerMinute: DEFAULT_CHANGES_PER_MINUTE,
     longPolls: DEFAULT_LONG_POLLS,
     exports: DEFAULT_EXPORTS,
+    deprecations: DEPRECATIONS,
     ...options,
   };
   const p = (name: string) => ref('parameters', name);
-  return {
+  return markDeprecations(opts.deprecations, {
     openapi: '3.1.0',
     info: {
       title: 'Product catalog API',
@@ -463,6 +470,35 @@ export function buildOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
         },
       },
     },
-  };
+  });
 }
 
+/**
+ * Marks what is deprecated: an operation gets `deprecated: true` and a sentence naming its
+ * sunset; a deprecated parameter is written out in that operation (a shared `$ref` cannot be
+ * marked for one operation alone) with `deprecated: true`.
+ */
+function markDeprecations(deprecations: Deprecations, doc: OpenApiDocument): OpenApiDocument {
+  const notice = (d: Deprecated) => `Deprecated since ${d.since.slice(0, 10)}; works until ${d.sunset.slice(0, 10)} (${d.link}).`;
+  for (const methods of Object.values(doc.paths)) {
+    for (const op of Object.values(methods)) {
+      const id = op.operationId as string | undefined;
+      if (id === undefined) continue;
+      const whole = deprecations.operations[id];
+      if (whole) {
+        op.deprecated = true;
+        op.description = `${notice(whole)} ${String(op.description ?? '')}`.trim();
+      }
+      const params = deprecations.parameters[id];
+      if (!params || !Array.isArray(op.parameters)) continue;
+      op.parameters = (op.parameters as JsonObject[]).map((param) => {
+        const refName = typeof param.$ref === 'string' ? param.$ref.slice(param.$ref.lastIndexOf('/') + 1) : undefined;
+        const resolved = refName === undefined ? param : doc.components.parameters[refName]!;
+        const d = typeof resolved.name === 'string' && Object.hasOwn(params, resolved.name) ? params[resolved.name] : undefined;
+        if (!d) return param;
+        return { ...resolved, deprecated: true, description: `${notice(d)} ${String(resolved.description ?? '')}`.trim() };
+      });
+    }
+  }
+  return doc;
+}

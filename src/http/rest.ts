@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config/config.ts';
+import type { Deprecations } from '../contract/deprecations.ts';
 import type { ChangeFeed } from '../read/change-feed.ts';
 import { parseNoParams, parseProductRequest, parseProductSlug, parseSearchParams } from '../read/params.ts';
 import { etagOf, type ReadService } from '../read/read-service.ts';
@@ -28,6 +29,8 @@ export interface RestDeps {
   feed: ChangeFeed;
   /** The held long polls and exports are shown there. */
   metrics: Metrics;
+  /** What the API has deprecated, marked in the OpenAPI document (the service's own unless given). */
+  deprecations?: Deprecations;
 }
 
 /** Paths of the scope that answer GET and HEAD only; other methods get a 405 naming them. */
@@ -55,7 +58,7 @@ export async function registerRest(app: FastifyInstance, deps: RestDeps): Promis
   /** An answer of the scope, cacheable (caching.ts: public, or private to a consumer key's client). */
   const send = (request: FastifyRequest, reply: FastifyReply, answer: { body: string; etag: string; bytes?: Buffer }, contentType?: string) =>
     sendCacheable(request, reply, answer, keyOfRequest(request) ? keyedCacheControl : publicCacheControl, contentType, API_VARY);
-  const document = buildOpenApiDocument(openApiOptions(config));
+  const document = buildOpenApiDocument({ ...openApiOptions(config), ...(deps.deprecations && { deprecations: deps.deprecations }) });
   const documentBody = JSON.stringify(document);
   const documentAnswer = { body: documentBody, etag: etagOf(documentBody) };
   // The reference page (and the modules that render it) waits for its first request.

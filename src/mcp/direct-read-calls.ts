@@ -140,9 +140,12 @@ const ERROR_HEAD = Buffer.from('{"jsonrpc":"2.0","id":');
 export interface DirectReadCallsOptions {
   /** Bytes of serialized results kept; 0 serializes every call afresh. */
   cacheMaxBytes: number;
+  /** True for a tool whose operation (or one of its parameters) is deprecated: its calls are the SDK path's, which the route marks. */
+  deprecatedTool?: (name: string) => boolean;
 }
 
 export function createDirectReadCalls(deps: McpDeps, opts: DirectReadCallsOptions): DirectReadCalls {
+  const handedOver = new Set([...TOOLS.keys()].filter((name) => opts.deprecatedTool?.(name) === true));
   const read: ReadService = deps.read;
   const cache =
     opts.cacheMaxBytes > 0
@@ -210,7 +213,7 @@ export function createDirectReadCalls(deps: McpDeps, opts: DirectReadCallsOption
       if (jsonrpc !== '2.0' || !isRequestId(id) || !isPlainObject(params)) return undefined;
       if (method === 'tools/call') {
         const tool = typeof params.name === 'string' ? TOOLS.get(params.name) : undefined;
-        if (!tool) return undefined;
+        if (!tool || handedOver.has(tool.name)) return undefined;
         const era = eraOf(method, tool.name, params, headers);
         if (!era || !keysWithin(params, era === 'modern' ? TOOL_PARAMS_MODERN : TOOL_PARAMS)) return undefined;
         const args = params.arguments === undefined ? {} : params.arguments;

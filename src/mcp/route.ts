@@ -1,3 +1,4 @@
+import { TOOL_OPERATIONS, type DeprecationReading } from '../contract/deprecations.ts';
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -48,7 +49,7 @@ export { MCP_PATH };
 const BODY_LIMIT = 1024 * 1024;
 
 /** Headers a browser client may read: the request id and the caller's budget, as REST reports them. */
-const EXPOSED_HEADERS = ['x-request-id', 'www-authenticate', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'ratelimit', 'ratelimit-policy', 'retry-after'];
+const EXPOSED_HEADERS = ['x-request-id', 'www-authenticate', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'ratelimit', 'ratelimit-policy', 'retry-after', 'deprecation', 'sunset', 'link'];
 /** Request headers a browser client sends to the endpoint. */
 const ALLOWED_HEADERS = ['content-type', 'accept', 'mcp-protocol-version', 'mcp-method', 'mcp-name', 'authorization'];
 
@@ -64,6 +65,7 @@ interface McpHandling {
   auth: McpAuth;
   /** Whose budget a request spends (a key's, a sign-in's, its address's), or its key's refusal. */
   budgets: Budgets;
+  deprecations: DeprecationReading | undefined;
 }
 
 /** What the MCP endpoint needs from the process: the composition (src/app.ts) passes its own deps. */
@@ -75,6 +77,8 @@ export interface McpRouteDeps {
   accounts: Accounts;
   /** The makers' commands, called by the maker tools. */
   maker: MakerCatalog;
+  /** What the API has deprecated: a read tool's call that uses it is answered with the headers saying so. */
+  deprecations?: DeprecationReading;
 }
 
 /** What the composition needs of the endpoint to answer beneath Fastify (direct-mcp.ts). */
@@ -107,13 +111,17 @@ export async function registerMcp(app: FastifyInstance, deps: McpRouteDeps): Pro
       // client; the process logs it only at debug.
       { legacy: 'reject', maxRequestBodySize: BODY_LIMIT, onerror: (err) => app.log.debug({ err }, 'MCP request refused or failed in the SDK') },
     ),
-    direct: deps.config.directReads ? createDirectReadCalls(mcpDeps, { cacheMaxBytes: deps.config.cache.maxEntries > 0 ? RESULT_CACHE_BYTES : 0 }) : undefined,
+    direct: deps.config.directReads ? createDirectReadCalls(mcpDeps, {
+          cacheMaxBytes: deps.config.cache.maxEntries > 0 ? RESULT_CACHE_BYTES : 0,
+          deprecatedTool: (name) => deps.deprecations?.touches(TOOL_OPERATIONS[name]) === true,
+        }) : undefined,
     auth: {
       verifier: deps.accounts.accessTokens,
       resourceMetadataUrl: resourceMetadataUrl(deps.config.publicUrl, MCP_PATH),
       toolScopes: MAKER_TOOL_SCOPES,
     },
     budgets: deps.budgets,
+    deprecations: deps.deprecations,
   };
   // Its own scope: the origin check and the JSON-RPC error answers apply to /api/mcp only.
   await app.register(async (scope) => {
@@ -220,6 +228,7 @@ class RequestCaller implements McpCaller {
 
 async function handlePost(request: FastifyRequest, reply: FastifyReply, handling: McpHandling): Promise<void> {
   traceToolCall(reply.raw, request.body);
+  if (handling.deprecations) markDeprecatedCall(reply, request.body, handling.deprecations);
   // A revision this endpoint does not serve is named first, whatever the body: the client then
   // knows what to retry with (UnsupportedProtocolVersion, 2026-07-28 basic/versioning).
   const version = request.headers['mcp-protocol-version'];
@@ -256,6 +265,17 @@ async function handlePost(request: FastifyRequest, reply: FastifyReply, handling
 }
 
 const ANONYMOUS: Caller = { kind: 'anonymous' };
+
+/** A read tool's call that uses a deprecated operation or argument: its answer says so (src/contract/deprecations.ts). */
+function markDeprecatedCall(reply: FastifyReply, message: unknown, deprecations: DeprecationReading): void {
+  if (typeof message !== 'object' || message === null || (message as { method?: unknown }).method !== 'tools/call') return;
+  const params = (message as { params?: unknown }).params;
+  if (typeof params !== 'object' || params === null) return;
+  const { name, arguments: args } = params as { name?: unknown; arguments?: unknown };
+  if (typeof name !== 'string' || !Object.hasOwn(TOOL_OPERATIONS, name)) return;
+  const headers = deprecations.headersFor(TOOL_OPERATIONS[name], typeof args === 'object' && args !== null ? Object.keys(args) : []);
+  if (headers) for (const [header, value] of headers) reply.header(header, value);
+}
 
 /** Answers a read on the fast path: at once when its budget and answer are (answerNow). */
 function answerDirect(request: FastifyRequest, reply: FastifyReply, direct: DirectReadCalls, call: DirectReadCall, auth: Caller, owner: BudgetOwner | undefined): void | Promise<void> {

@@ -43,6 +43,8 @@ export async function startTestStack(
     logger?: StartOptions['logger'];
     /** The badge re-checks' clock, interval and poll. */
     badgeRechecks?: StartOptions['badgeRechecks'];
+    /** Deprecations and routes of the test's own (StartOptions.api). */
+    api?: StartOptions['api'];
   } = {},
 ): Promise<TestStack> {
   const db = await createTestDatabase();
@@ -71,6 +73,7 @@ export async function startTestStack(
         onMail: (message) => mails.push(message),
         ...(opts.fetchOptions && { fetchOptions: opts.fetchOptions }),
         ...(opts.badgeRechecks && { badgeRechecks: opts.badgeRechecks }),
+        ...(opts.api && { api: opts.api }),
       },
     );
   // A port chosen beforehand may be taken by another test's process before the service listens

@@ -370,6 +370,12 @@ export interface components {
         "Catalog-Cursor": string;
         /** @description On a 401: `Bearer error="invalid_token", error_description="…"` (the key is malformed, unknown, revoked or expired). */
         "WWW-Authenticate": string;
+        /** @description On every answer to a request that uses a deprecated operation or parameter (RFC 9745): `@<unix seconds>`, when it was deprecated. Nothing is deprecated today (docs/compatibility.md). */
+        Deprecation: string;
+        /** @description With Deprecation (RFC 8594): the HTTP-date after which the deprecated operation or parameter may stop working. */
+        Sunset: string;
+        /** @description With Deprecation: `<url>; rel="deprecation"; type="text/html"`, where the change is described. */
+        Link: string;
     };
     pathItems: never;
 }
