@@ -41,6 +41,8 @@ type DeprecationHeaders = ReadonlyArray<readonly [name: string, value: string]>;
 
 /** Reads a registry once and answers, per request, which deprecation headers it earns. */
 export interface DeprecationReading {
+  /** True when nothing is deprecated: no request needs looking at. */
+  readonly none: boolean;
   /** True when the operation or any of its parameters is deprecated (the direct paths then hand over). */
   touches(operationId: string | undefined): boolean;
   /** The headers for a request to this operation with these parameters, or undefined when nothing used is deprecated. */
@@ -66,6 +68,7 @@ export function readDeprecations(registry: Deprecations, publicUrl: string): Dep
   for (const params of Object.values(registry.parameters)) for (const d of Object.values(params)) headers(d);
   const touched = new Set([...Object.keys(registry.operations), ...Object.keys(registry.parameters).filter((op) => Object.keys(registry.parameters[op]!).length > 0)]);
   return {
+    none: touched.size === 0,
     touches: (operationId) => operationId !== undefined && touched.has(operationId),
     headersFor(operationId, parameterNames) {
       if (operationId === undefined || !touched.has(operationId)) return undefined;

@@ -7,6 +7,8 @@ import type { DeprecationReading } from '../contract/deprecations.ts';
  * refusals included. Routes name their operation in `config.operationId`.
  */
 export function markDeprecatedUse(app: FastifyInstance, deprecations: DeprecationReading): void {
+  // Nothing deprecated (the usual case): no hook on every request.
+  if (deprecations.none) return;
   app.addHook('onRequest', (request, reply, done) => {
     const operationId = request.routeOptions.config.operationId;
     if (deprecations.touches(operationId)) {
